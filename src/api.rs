@@ -1,0 +1,604 @@
+//! The typed SQS API: one request and one response type per action.
+//!
+//! Both wire protocols decode into these types and encode from them, so the
+//! engine sees exactly one shape per action whatever the client spoke. Field
+//! names follow the botocore model (`PascalCase`, with the model's two
+//! lower-case exceptions), which lets the JSON protocol use serde directly;
+//! the query protocol first rewrites its flattened parameters into the same
+//! JSON shape (see `protocol::query`).
+//!
+//! Required members are `Option`s on purpose: a missing one must become
+//! AWS's `MissingParameter` error, which serde cannot produce.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SqsError;
+
+/// What the engine knows about the caller, taken from the HTTP request.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// Region from the SigV4 credential scope, else the server default.
+    pub region: String,
+    /// Account of the caller (the server's default account).
+    pub account_id: String,
+    /// `scheme://host[:port]` that returned queue URLs start with.
+    pub base_url: String,
+    /// The `X-Amzn-Trace-Id` header, stored as `AWSTraceHeader` on send.
+    pub trace_header: Option<String>,
+    /// Whether the caller speaks the query protocol (a few messages differ).
+    pub query_protocol: bool,
+}
+
+macro_rules! actions {
+    ($($name:ident => $req:ident, $resp:ident;)*) => {
+        /// The 23 SQS actions.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Action { $($name,)* }
+
+        impl Action {
+            pub const ALL: &'static [Action] = &[$(Action::$name,)*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Action::$name => stringify!($name),)* }
+            }
+
+            pub fn from_name(name: &str) -> Option<Action> {
+                match name { $(stringify!($name) => Some(Action::$name),)* _ => None }
+            }
+
+            /// Decodes a JSON document (the JSON body, or the query
+            /// parameters rewritten as JSON) into this action's request.
+            pub fn decode(self, value: serde_json::Value) -> Result<Request, SqsError> {
+                Ok(match self {
+                    $(Action::$name => Request::$name(crate::api::de::from_value(value)?),)*
+                })
+            }
+        }
+
+        /// A decoded request.
+        #[derive(Debug, Clone)]
+        pub enum Request { $($name($req),)* }
+
+        impl Request {
+            pub fn action(&self) -> Action {
+                match self { $(Request::$name(_) => Action::$name,)* }
+            }
+        }
+
+        /// A successful result.
+        #[derive(Debug, Clone)]
+        pub enum Response { $($name($resp),)* }
+
+        impl Response {
+            pub fn action(&self) -> Action {
+                match self { $(Response::$name(_) => Action::$name,)* }
+            }
+
+            /// The JSON rendering of the result (also the input of the XML encoder).
+            pub fn to_json(&self) -> serde_json::Value {
+                match self {
+                    $(Response::$name(r) => serde_json::to_value(r).expect("responses always serialize"),)*
+                }
+            }
+        }
+    };
+}
+
+actions! {
+    AddPermission => AddPermissionRequest, Empty;
+    CancelMessageMoveTask => CancelMessageMoveTaskRequest, CancelMessageMoveTaskResult;
+    ChangeMessageVisibility => ChangeMessageVisibilityRequest, Empty;
+    ChangeMessageVisibilityBatch => ChangeMessageVisibilityBatchRequest, BatchResult;
+    CreateQueue => CreateQueueRequest, QueueUrlResult;
+    DeleteMessage => DeleteMessageRequest, Empty;
+    DeleteMessageBatch => DeleteMessageBatchRequest, BatchResult;
+    DeleteQueue => DeleteQueueRequest, Empty;
+    GetQueueAttributes => GetQueueAttributesRequest, GetQueueAttributesResult;
+    GetQueueUrl => GetQueueUrlRequest, QueueUrlResult;
+    ListDeadLetterSourceQueues => ListDeadLetterSourceQueuesRequest, ListDeadLetterSourceQueuesResult;
+    ListMessageMoveTasks => ListMessageMoveTasksRequest, ListMessageMoveTasksResult;
+    ListQueueTags => ListQueueTagsRequest, ListQueueTagsResult;
+    ListQueues => ListQueuesRequest, ListQueuesResult;
+    PurgeQueue => PurgeQueueRequest, Empty;
+    ReceiveMessage => ReceiveMessageRequest, ReceiveMessageResult;
+    RemovePermission => RemovePermissionRequest, Empty;
+    SendMessage => SendMessageRequest, SendMessageResult;
+    SendMessageBatch => SendMessageBatchRequest, SendMessageBatchResult;
+    SetQueueAttributes => SetQueueAttributesRequest, Empty;
+    StartMessageMoveTask => StartMessageMoveTaskRequest, StartMessageMoveTaskResult;
+    TagQueue => TagQueueRequest, Empty;
+    UntagQueue => UntagQueueRequest, Empty;
+}
+
+/// Result of actions that return nothing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Empty {}
+
+// ---------------------------------------------------------------- queues
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct CreateQueueRequest {
+    pub queue_name: Option<String>,
+    pub attributes: BTreeMap<String, String>,
+    #[serde(rename = "tags")]
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct QueueUrlResult {
+    pub queue_url: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct GetQueueUrlRequest {
+    pub queue_name: Option<String>,
+    #[serde(rename = "QueueOwnerAWSAccountId")]
+    pub queue_owner_aws_account_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ListQueuesRequest {
+    pub queue_name_prefix: Option<String>,
+    pub next_token: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub max_results: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListQueuesResult {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queue_urls: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DeleteQueueRequest {
+    pub queue_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct PurgeQueueRequest {
+    pub queue_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct GetQueueAttributesRequest {
+    pub queue_url: Option<String>,
+    pub attribute_names: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetQueueAttributesResult {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct SetQueueAttributesRequest {
+    pub queue_url: Option<String>,
+    pub attributes: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct TagQueueRequest {
+    pub queue_url: Option<String>,
+    pub tags: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct UntagQueueRequest {
+    pub queue_url: Option<String>,
+    pub tag_keys: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ListQueueTagsRequest {
+    pub queue_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListQueueTagsResult {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct AddPermissionRequest {
+    pub queue_url: Option<String>,
+    pub label: Option<String>,
+    #[serde(rename = "AWSAccountIds")]
+    pub aws_account_ids: Option<Vec<String>>,
+    pub actions: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct RemovePermissionRequest {
+    pub queue_url: Option<String>,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ListDeadLetterSourceQueuesRequest {
+    pub queue_url: Option<String>,
+    pub next_token: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub max_results: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ListDeadLetterSourceQueuesResult {
+    /// Lower-case in the model, unlike every other member.
+    #[serde(rename = "queueUrls")]
+    pub queue_urls: Vec<String>,
+    #[serde(rename = "NextToken", skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+// ---------------------------------------------------------------- messages
+
+/// A message attribute value (user or system attribute).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct MessageAttributeValue {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub string_value: Option<String>,
+    #[serde(with = "de::opt_blob", skip_serializing_if = "Option::is_none")]
+    pub binary_value: Option<Vec<u8>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub string_list_values: Vec<String>,
+    #[serde(with = "de::blob_list", skip_serializing_if = "Vec::is_empty")]
+    pub binary_list_values: Vec<Vec<u8>>,
+    /// Required by the model; `None` is reported as a validation error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_type: Option<String>,
+}
+
+pub type MessageAttributes = BTreeMap<String, MessageAttributeValue>;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct SendMessageRequest {
+    pub queue_url: Option<String>,
+    pub message_body: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub delay_seconds: Option<i64>,
+    pub message_attributes: MessageAttributes,
+    pub message_system_attributes: MessageAttributes,
+    pub message_deduplication_id: Option<String>,
+    pub message_group_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SendMessageResult {
+    #[serde(rename = "MD5OfMessageBody")]
+    pub md5_of_message_body: String,
+    #[serde(rename = "MD5OfMessageAttributes", skip_serializing_if = "Option::is_none")]
+    pub md5_of_message_attributes: Option<String>,
+    #[serde(
+        rename = "MD5OfMessageSystemAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub md5_of_message_system_attributes: Option<String>,
+    #[serde(rename = "MessageId")]
+    pub message_id: String,
+    #[serde(rename = "SequenceNumber", skip_serializing_if = "Option::is_none")]
+    pub sequence_number: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct SendMessageBatchRequestEntry {
+    pub id: Option<String>,
+    pub message_body: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub delay_seconds: Option<i64>,
+    pub message_attributes: MessageAttributes,
+    pub message_system_attributes: MessageAttributes,
+    pub message_deduplication_id: Option<String>,
+    pub message_group_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct SendMessageBatchRequest {
+    pub queue_url: Option<String>,
+    pub entries: Option<Vec<SendMessageBatchRequestEntry>>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SendMessageBatchResultEntry {
+    #[serde(rename = "Id")]
+    pub id: String,
+    #[serde(flatten)]
+    pub result: SendMessageResult,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SendMessageBatchResult {
+    /// Required by the model, so always present (possibly empty).
+    pub successful: Vec<SendMessageBatchResultEntry>,
+    /// AWS omits `Failed` when every entry succeeded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<BatchResultErrorEntry>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchResultErrorEntry {
+    pub id: String,
+    pub sender_fault: bool,
+    pub code: String,
+    pub message: String,
+}
+
+/// Result of DeleteMessageBatch and ChangeMessageVisibilityBatch.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchResult {
+    pub successful: Vec<BatchResultEntry>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<BatchResultErrorEntry>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchResultEntry {
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ReceiveMessageRequest {
+    pub queue_url: Option<String>,
+    pub attribute_names: Vec<String>,
+    pub message_system_attribute_names: Vec<String>,
+    pub message_attribute_names: Vec<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub max_number_of_messages: Option<i64>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub visibility_timeout: Option<i64>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub wait_time_seconds: Option<i64>,
+    pub receive_request_attempt_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ReceiveMessageResult {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+}
+
+/// A received message.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Message {
+    #[serde(rename = "MessageId")]
+    pub message_id: String,
+    #[serde(rename = "ReceiptHandle")]
+    pub receipt_handle: String,
+    #[serde(rename = "MD5OfBody")]
+    pub md5_of_body: String,
+    #[serde(rename = "Body")]
+    pub body: String,
+    #[serde(rename = "Attributes", skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+    #[serde(rename = "MD5OfMessageAttributes", skip_serializing_if = "Option::is_none")]
+    pub md5_of_message_attributes: Option<String>,
+    #[serde(rename = "MessageAttributes", skip_serializing_if = "BTreeMap::is_empty")]
+    pub message_attributes: MessageAttributes,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DeleteMessageRequest {
+    pub queue_url: Option<String>,
+    pub receipt_handle: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DeleteMessageBatchRequestEntry {
+    pub id: Option<String>,
+    pub receipt_handle: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DeleteMessageBatchRequest {
+    pub queue_url: Option<String>,
+    pub entries: Option<Vec<DeleteMessageBatchRequestEntry>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ChangeMessageVisibilityRequest {
+    pub queue_url: Option<String>,
+    pub receipt_handle: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub visibility_timeout: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ChangeMessageVisibilityBatchRequestEntry {
+    pub id: Option<String>,
+    pub receipt_handle: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub visibility_timeout: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ChangeMessageVisibilityBatchRequest {
+    pub queue_url: Option<String>,
+    pub entries: Option<Vec<ChangeMessageVisibilityBatchRequestEntry>>,
+}
+
+// ---------------------------------------------------------------- move tasks
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct StartMessageMoveTaskRequest {
+    pub source_arn: Option<String>,
+    pub destination_arn: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub max_number_of_messages_per_second: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct StartMessageMoveTaskResult {
+    pub task_handle: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct CancelMessageMoveTaskRequest {
+    pub task_handle: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CancelMessageMoveTaskResult {
+    pub approximate_number_of_messages_moved: i64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ListMessageMoveTasksRequest {
+    pub source_arn: Option<String>,
+    #[serde(deserialize_with = "de::opt_int")]
+    pub max_results: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListMessageMoveTasksResult {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ListMessageMoveTasksResultEntry>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListMessageMoveTasksResultEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_handle: Option<String>,
+    pub status: String,
+    pub source_arn: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination_arn: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_number_of_messages_per_second: Option<i64>,
+    pub approximate_number_of_messages_moved: i64,
+    pub approximate_number_of_messages_to_move: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    pub started_timestamp: i64,
+}
+
+/// Serde helpers shared by both protocols.
+pub mod de {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::error::SqsError;
+
+    /// Deserializes a request, turning serde's complaint into AWS's error.
+    pub fn from_value<T: serde::de::DeserializeOwned>(
+        value: serde_json::Value,
+    ) -> Result<T, SqsError> {
+        serde_json::from_value(value).map_err(|e| SqsError::serialization(e.to_string()))
+    }
+
+    /// An integer that may arrive as a JSON number or (query protocol) a string.
+    pub fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum IntOrString {
+            Int(i64),
+            Float(f64),
+            Str(String),
+        }
+        match Option::<IntOrString>::deserialize(d)? {
+            None => Ok(None),
+            Some(IntOrString::Int(i)) => Ok(Some(i)),
+            Some(IntOrString::Float(f)) if f.fract() == 0.0 => Ok(Some(f as i64)),
+            Some(IntOrString::Float(f)) => Err(serde::de::Error::custom(format!(
+                "expected an integer, found {f}"
+            ))),
+            Some(IntOrString::Str(s)) => s.trim().parse::<i64>().map(Some).map_err(|_| {
+                serde::de::Error::custom(format!("Value {s} is not a valid integer"))
+            }),
+        }
+    }
+
+    fn b64() -> base64::engine::GeneralPurpose {
+        base64::engine::general_purpose::STANDARD
+    }
+
+    fn decode<E: serde::de::Error>(s: &str) -> Result<Vec<u8>, E> {
+        // Some clients wrap or pad loosely; strip whitespace before decoding.
+        let cleaned: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        b64()
+            .decode(cleaned.as_bytes())
+            .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(cleaned.as_bytes()))
+            .map_err(|_| E::custom("BinaryValue is not valid base64"))
+    }
+
+    pub mod opt_blob {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(bytes) => s.serialize_str(&b64().encode(bytes)),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+            match Option::<String>::deserialize(d)? {
+                None => Ok(None),
+                Some(s) => decode(&s).map(Some),
+            }
+        }
+    }
+
+    pub mod blob_list {
+        use super::*;
+        use serde::ser::SerializeSeq;
+
+        pub fn serialize<S: Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(Some(v.len()))?;
+            for bytes in v {
+                seq.serialize_element(&b64().encode(bytes))?;
+            }
+            seq.end()
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+            let items = Option::<Vec<String>>::deserialize(d)?.unwrap_or_default();
+            items.iter().map(|s| decode(s)).collect()
+        }
+    }
+}

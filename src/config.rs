@@ -1,0 +1,1 @@
+//! Server configuration (owned by the protocol/server work).

@@ -1,0 +1,15 @@
+//! Retsu: an Amazon SQS wire-compatible emulator.
+//!
+//! ```text
+//! HTTP (axum/hyper) ─► protocol/  decode AWS JSON 1.0 or query/XML into typed requests (api)
+//!                                 encode results and errors back in the caller's protocol
+//!                   ─► engine/    queues, messages, the state machine; no HTTP, time via Clock
+//! ```
+
+pub mod api;
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod protocol;
+pub mod server;
