@@ -2,12 +2,40 @@
 //!
 //! Pure Rust: no HTTP, XML or JSON here. Requests arrive as the typed
 //! values of [`crate::api`], time comes from the injected [`Clock`].
+//!
+//! Layout, one file per family of actions:
+//! - `queues.rs`: create, look up, list, delete, purge, attributes, tags,
+//!   permissions;
+//! - `messages.rs`: send, receive (long polling), delete, visibility;
+//! - `redrive.rs`: dead-letter queues and message move tasks;
+//! - `store.rs`: the message state machine of one queue;
+//! - `attributes.rs`, `validate.rs`, `checksum.rs`, `receipt.rs`: rules.
+//!
+//! Concurrency: queues live in a sharded map; each queue owns its state
+//! behind one mutex, never held across an await, and a `Notify` that long
+//! polls wait on.
 
+mod attributes;
+mod checksum;
+mod messages;
+mod queue;
+mod queues;
+mod receipt;
+mod redrive;
+mod store;
+mod validate;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use dashmap::DashMap;
 
 use crate::api::{Request, RequestContext, Response};
 use crate::clock::Clock;
 use crate::error::SqsError;
+
+pub use checksum::{md5_of_attribute_map, md5_of_body};
+pub use queue::Queue;
 
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone, Default)]
@@ -18,31 +46,252 @@ pub struct EngineConfig {
     pub strict_timing: bool,
 }
 
+/// Identifies a queue: SQS queue names are unique per region and account.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QueueKey {
+    pub region: String,
+    pub account: String,
+    pub name: String,
+}
+
+impl QueueKey {
+    pub fn arn(&self) -> String {
+        format!("arn:aws:sqs:{}:{}:{}", self.region, self.account, self.name)
+    }
+
+    /// Parses `arn:<partition>:sqs:<region>:<account>:<name>`.
+    pub fn from_arn(arn: &str) -> Option<QueueKey> {
+        let parts: Vec<&str> = arn.split(':').collect();
+        match parts.as_slice() {
+            ["arn", partition, "sqs", region, account, name]
+                if !partition.is_empty() && !region.is_empty() && !account.is_empty() && !name.is_empty() =>
+            {
+                Some(QueueKey {
+                    region: region.to_string(),
+                    account: account.to_string(),
+                    name: name.to_string(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Resolves the queue a request names: any URL form real clients send
+    /// (`https://sqs.<region>.amazonaws.com/<account>/<name>`, the legacy
+    /// `<region>.queue.amazonaws.com`, our own `http://host:port/<account>/<name>`,
+    /// `/queue/<region>/<account>/<name>`), or a bare queue name.
+    pub fn from_url(url: &str, ctx: &RequestContext) -> Option<QueueKey> {
+        let (host, path) = match url.split_once("://") {
+            Some((_, rest)) => match rest.find('/') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, ""),
+            },
+            None if url.starts_with('/') => ("", url),
+            None => ("", ""),
+        };
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let host_region = host_region(host);
+        let (region, account, name) = match segments.as_slice() {
+            [] if !url.contains('/') && !url.is_empty() => {
+                (ctx.region.as_str(), ctx.account_id.as_str(), url)
+            }
+            ["queue", region, account, name] => (*region, *account, *name),
+            [account, name] => (host_region.unwrap_or(&ctx.region), *account, *name),
+            _ => return None,
+        };
+        Some(QueueKey {
+            region: region.to_string(),
+            account: account.to_string(),
+            name: name.to_string(),
+        })
+    }
+}
+
+/// The region named by an AWS-style host (`sqs.<r>.amazonaws.com`,
+/// `<r>.queue.amazonaws.com`), if any.
+fn host_region(host: &str) -> Option<&str> {
+    let host = host.split(':').next().unwrap_or(host);
+    if let Some(rest) = host.strip_prefix("sqs.").or_else(|| host.strip_prefix("sqs-fips.")) {
+        let region = rest.split('.').next()?;
+        // `sqs.localhost...` style hosts name no region.
+        return region.contains('-').then_some(region);
+    }
+    if let Some((region, _)) = host.split_once(".queue.") {
+        return region.contains('-').then_some(region);
+    }
+    None
+}
+
 /// The engine shared by every connection.
 pub struct Engine {
     clock: Arc<dyn Clock>,
-    #[allow(dead_code)]
     config: EngineConfig,
+    queues: DashMap<QueueKey, Arc<Queue>>,
+    /// When each queue name was last deleted (strict timing).
+    deleted_at: DashMap<QueueKey, u64>,
+    next_queue_uid: AtomicU64,
+    shutting_down: AtomicBool,
+    shutdown: tokio::sync::Notify,
+    tasks: redrive::MoveTasks,
 }
 
 impl Engine {
     pub fn new(clock: Arc<dyn Clock>, config: EngineConfig) -> Arc<Engine> {
-        Arc::new(Engine { clock, config })
+        Arc::new(Engine {
+            clock,
+            config,
+            queues: DashMap::new(),
+            deleted_at: DashMap::new(),
+            // Random start so handles from an earlier run never match.
+            next_queue_uid: AtomicU64::new(rand::random::<u32>() as u64 * 1_000_000),
+            shutting_down: AtomicBool::new(false),
+            shutdown: tokio::sync::Notify::new(),
+            tasks: redrive::MoveTasks::default(),
+        })
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
 
+    pub fn now(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
     /// Executes one request. Only ReceiveMessage may wait (long polling).
-    pub async fn handle(&self, _ctx: &RequestContext, request: Request) -> Result<Response, SqsError> {
-        Err(SqsError::internal(format!("{} is not implemented yet", request.action().name())))
+    pub async fn handle(&self, ctx: &RequestContext, request: Request) -> Result<Response, SqsError> {
+        use Request as R;
+        Ok(match request {
+            R::CreateQueue(r) => Response::CreateQueue(self.create_queue(ctx, r)?),
+            R::GetQueueUrl(r) => Response::GetQueueUrl(self.get_queue_url(ctx, r)?),
+            R::ListQueues(r) => Response::ListQueues(self.list_queues(ctx, r)?),
+            R::DeleteQueue(r) => Response::DeleteQueue(self.delete_queue(ctx, r)?),
+            R::PurgeQueue(r) => Response::PurgeQueue(self.purge_queue(ctx, r)?),
+            R::GetQueueAttributes(r) => Response::GetQueueAttributes(self.get_queue_attributes(ctx, r)?),
+            R::SetQueueAttributes(r) => Response::SetQueueAttributes(self.set_queue_attributes(ctx, r)?),
+            R::TagQueue(r) => Response::TagQueue(self.tag_queue(ctx, r)?),
+            R::UntagQueue(r) => Response::UntagQueue(self.untag_queue(ctx, r)?),
+            R::ListQueueTags(r) => Response::ListQueueTags(self.list_queue_tags(ctx, r)?),
+            R::AddPermission(r) => Response::AddPermission(self.add_permission(ctx, r)?),
+            R::RemovePermission(r) => Response::RemovePermission(self.remove_permission(ctx, r)?),
+            R::SendMessage(r) => Response::SendMessage(self.send_message(ctx, r)?),
+            R::SendMessageBatch(r) => Response::SendMessageBatch(self.send_message_batch(ctx, r)?),
+            R::ReceiveMessage(r) => Response::ReceiveMessage(self.receive_message(ctx, r).await?),
+            R::DeleteMessage(r) => Response::DeleteMessage(self.delete_message(ctx, r)?),
+            R::DeleteMessageBatch(r) => Response::DeleteMessageBatch(self.delete_message_batch(ctx, r)?),
+            R::ChangeMessageVisibility(r) => {
+                Response::ChangeMessageVisibility(self.change_message_visibility(ctx, r)?)
+            }
+            R::ChangeMessageVisibilityBatch(r) => {
+                Response::ChangeMessageVisibilityBatch(self.change_message_visibility_batch(ctx, r)?)
+            }
+            R::ListDeadLetterSourceQueues(r) => {
+                Response::ListDeadLetterSourceQueues(self.list_dead_letter_source_queues(ctx, r)?)
+            }
+            R::StartMessageMoveTask(r) => Response::StartMessageMoveTask(self.start_message_move_task(ctx, r)?),
+            R::CancelMessageMoveTask(r) => Response::CancelMessageMoveTask(self.cancel_message_move_task(ctx, r)?),
+            R::ListMessageMoveTasks(r) => Response::ListMessageMoveTasks(self.list_message_move_tasks(ctx, r)?),
+        })
+    }
+
+    /// The queue a request's `QueueUrl` names.
+    pub(crate) fn queue(&self, ctx: &RequestContext, url: Option<&str>) -> Result<Arc<Queue>, SqsError> {
+        let url = url.ok_or_else(|| SqsError::missing("QueueUrl"))?;
+        let key = QueueKey::from_url(url, ctx).ok_or_else(SqsError::queue_does_not_exist)?;
+        self.queue_by_key(&key).ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    pub(crate) fn queue_by_key(&self, key: &QueueKey) -> Option<Arc<Queue>> {
+        self.queues.get(key).map(|q| q.value().clone())
+    }
+
+    pub(crate) fn queue_by_arn(&self, arn: &str) -> Option<Arc<Queue>> {
+        self.queue_by_key(&QueueKey::from_arn(arn)?)
+    }
+
+    /// The URL of a queue as this caller reaches us.
+    pub(crate) fn queue_url(ctx: &RequestContext, key: &QueueKey) -> String {
+        format!("{}/{}/{}", ctx.base_url.trim_end_matches('/'), key.account, key.name)
     }
 
     /// Wakes every waiting long poll so it answers now (used on shutdown).
-    pub fn shutdown(&self) {}
+    pub fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        self.shutdown.notify_waiters();
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
 
     /// Background work that time drives (message move tasks). The server
     /// spawns this once; it returns after [`Engine::shutdown`].
-    pub async fn run_background(self: Arc<Self>) {}
+    pub async fn run_background(self: Arc<Self>) {
+        loop {
+            let shutdown = self.shutdown.notified();
+            tokio::pin!(shutdown);
+            shutdown.as_mut().enable();
+            if self.is_shutting_down() {
+                return;
+            }
+            let next = self.run_move_tasks();
+            let wake = self.tasks.changed.notified();
+            tokio::pin!(wake);
+            wake.as_mut().enable();
+            let sleep = async {
+                match next {
+                    Some(at) => self.clock.sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = &mut wake => {}
+                _ = sleep => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> RequestContext {
+        RequestContext {
+            region: "us-east-1".into(),
+            account_id: "000000000000".into(),
+            base_url: "http://localhost:9324".into(),
+            trace_header: None,
+            query_protocol: false,
+        }
+    }
+
+    #[test]
+    fn url_forms() {
+        let c = ctx();
+        let k = |u: &str| QueueKey::from_url(u, &c).map(|k| (k.region, k.account, k.name));
+        let own = Some(("us-east-1".to_string(), "000000000000".to_string(), "q".to_string()));
+        assert_eq!(k("http://localhost:9324/000000000000/q"), own);
+        assert_eq!(k("q"), own);
+        assert_eq!(k("/000000000000/q"), own);
+        assert_eq!(
+            k("https://sqs.eu-west-1.amazonaws.com/123456789012/jobs"),
+            Some(("eu-west-1".into(), "123456789012".into(), "jobs".into()))
+        );
+        assert_eq!(
+            k("https://eu-west-1.queue.amazonaws.com/123456789012/jobs").unwrap().0,
+            "eu-west-1"
+        );
+        assert_eq!(
+            k("http://localhost:4566/queue/ap-south-1/000000000000/q").unwrap().0,
+            "ap-south-1"
+        );
+        assert_eq!(k("http://localhost:9324/"), None);
+        assert_eq!(
+            QueueKey::from_arn("arn:aws:sqs:us-east-1:000000000000:dlq").unwrap().name,
+            "dlq"
+        );
+        assert_eq!(QueueKey::from_arn("arn:aws:sns:us-east-1:0:x"), None);
+    }
 }

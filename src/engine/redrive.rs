@@ -1,0 +1,474 @@
+//! Dead-letter queues and message move tasks.
+//!
+//! A message moves to its queue's dead-letter queue on a receive attempt
+//! that would take its receive count above `maxReceiveCount` (the store
+//! takes it out; [`Engine::dead_letter`] puts it in the target). Move
+//! tasks carry messages back out of a dead-letter queue at a rate; their
+//! progress is a function of the clock, driven by `run_background`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use serde_json::json;
+use uuid::Uuid;
+
+use super::attributes::RedriveAllow;
+use super::queue::Queue;
+use super::queues::paginate;
+use super::store::{StoredMessage, Transition};
+use super::{Engine, QueueKey};
+use crate::api::*;
+use crate::error::{ErrorCode, SqsError};
+
+/// Messages a rate-less task moves per step before yielding.
+const CHUNK: usize = 1_000;
+/// Tasks remembered per source queue.
+const HISTORY: usize = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Running,
+    Cancelling,
+    Cancelled,
+    Completed,
+    Failed,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "RUNNING",
+            Status::Cancelling => "CANCELLING",
+            Status::Cancelled => "CANCELLED",
+            Status::Completed => "COMPLETED",
+            Status::Failed => "FAILED",
+        }
+    }
+
+    fn active(self) -> bool {
+        matches!(self, Status::Running | Status::Cancelling)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Task {
+    id: String,
+    handle: String,
+    source_arn: String,
+    destination_arn: Option<String>,
+    rate: Option<u32>,
+    started_ms: u64,
+    status: Status,
+    moved: i64,
+    to_move: i64,
+    failure_reason: Option<String>,
+}
+
+/// Every move task, by source queue ARN (oldest first).
+#[derive(Default)]
+pub(super) struct MoveTasks {
+    tasks: Mutex<HashMap<String, Vec<Task>>>,
+    /// Wakes the background runner when a task starts or is cancelled.
+    pub changed: tokio::sync::Notify,
+}
+
+impl MoveTasks {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Task>>> {
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn allows(dlq: &Queue, source_arn: &str) -> bool {
+    match dlq.lock().settings.redrive_allow_policy.as_ref().map(|p| &p.0) {
+        None | Some(RedriveAllow::AllowAll) => true,
+        Some(RedriveAllow::DenyAll) => false,
+        Some(RedriveAllow::ByQueue(arns)) => arns.iter().any(|a| a == source_arn),
+    }
+}
+
+fn arn_format_error(parameter: &str) -> SqsError {
+    SqsError::invalid_value(format!(
+        "You must use this format to specify the {parameter}: arn:<partition>:<service>:<region>:<account-id>:<resource-id>"
+    ))
+}
+
+fn not_found(parameter: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::ResourceNotFound,
+        format!("The resource that you specified for the {parameter} parameter doesn't exist."),
+    )
+}
+
+fn bad_task_handle() -> SqsError {
+    SqsError::invalid_value("Value for parameter TaskHandle is invalid.")
+}
+
+impl Engine {
+    /// Checks a queue's RedrivePolicy against its target (on create/set).
+    pub(super) fn check_redrive_target(
+        &self,
+        key: &QueueKey,
+        settings: &super::attributes::QueueSettings,
+    ) -> Result<(), SqsError> {
+        let Some(policy) = &settings.redrive_policy else {
+            return Ok(());
+        };
+        let raw = settings.render("RedrivePolicy").unwrap_or_default();
+        let fail = |reason: &str| SqsError::invalid_parameter("RedrivePolicy", &raw, reason);
+        let Some(target) = self.queue_by_arn(&policy.dead_letter_target_arn) else {
+            return Err(fail("Dead letter target does not exist."));
+        };
+        if target.is_fifo() != settings.fifo {
+            return Err(fail("Dead-letter queue must be same type of queue as the source."));
+        }
+        if !allows(&target, &key.arn()) {
+            return Err(fail(&format!(
+                "Queue {} does not allow this queue to use it as a dead-letter queue.",
+                policy.dead_letter_target_arn
+            )));
+        }
+        Ok(())
+    }
+
+    /// The dead-letter queue a receive from `queue` may move messages to,
+    /// with the receive limit. `None` when there is no policy or the target
+    /// is gone (then nothing moves: messages are delivered as usual).
+    pub(super) fn dead_letter_target(&self, queue: &Queue) -> Option<(Arc<Queue>, u32)> {
+        let policy = queue.lock().settings.redrive_policy.clone()?;
+        let dlq = self.queue_by_arn(&policy.dead_letter_target_arn)?;
+        if dlq.is_deleted() || dlq.is_fifo() != queue.is_fifo() || !allows(&dlq, &queue.arn) {
+            return None;
+        }
+        Some((dlq, policy.max_receive_count))
+    }
+
+    /// Puts messages a receive took out of `source` into its dead-letter
+    /// queue; if that queue vanished meanwhile, back into the source.
+    pub(super) fn dead_letter(&self, source: &Arc<Queue>, dlq: &Arc<Queue>, messages: Vec<StoredMessage>) {
+        let now = self.now();
+        let target = if dlq.is_deleted() { source } else { dlq };
+        let mut state = target.lock_at(now);
+        for mut m in messages {
+            if !Arc::ptr_eq(target, source) {
+                m.dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
+                if target.is_fifo() {
+                    // A FIFO dead-letter queue restarts the retention clock.
+                    m.enqueued_ms = now;
+                    m.sequence_number = Some(state.next_sequence_number(now));
+                }
+            }
+            state.store.insert(m, now, now, Transition::ArrivedFromSource);
+        }
+        drop(state);
+        target.notify.notify_waiters();
+    }
+
+    pub(super) fn list_dead_letter_source_queues(
+        &self,
+        ctx: &RequestContext,
+        r: ListDeadLetterSourceQueuesRequest,
+    ) -> Result<ListDeadLetterSourceQueuesResult, SqsError> {
+        let queue = self.queue(ctx, r.queue_url.as_deref())?;
+        let names: Vec<String> = self
+            .sources_of(&queue.arn)
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        let (names, next_token) = paginate(names, r.max_results, r.next_token.as_deref())?;
+        Ok(ListDeadLetterSourceQueuesResult {
+            queue_urls: names
+                .into_iter()
+                .map(|name| {
+                    Engine::queue_url(
+                        ctx,
+                        &QueueKey {
+                            name,
+                            ..queue.key.clone()
+                        },
+                    )
+                })
+                .collect(),
+            next_token,
+        })
+    }
+
+    /// Queues whose RedrivePolicy targets `arn`.
+    fn sources_of(&self, arn: &str) -> Vec<QueueKey> {
+        let all: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
+        all.into_iter()
+            .filter(|q| {
+                q.lock()
+                    .settings
+                    .redrive_policy
+                    .as_ref()
+                    .is_some_and(|p| p.dead_letter_target_arn == arn)
+            })
+            .map(|q| q.key.clone())
+            .collect()
+    }
+
+    pub(super) fn start_message_move_task(
+        &self,
+        _ctx: &RequestContext,
+        r: StartMessageMoveTaskRequest,
+    ) -> Result<StartMessageMoveTaskResult, SqsError> {
+        let source_arn = r.source_arn.ok_or_else(|| SqsError::missing("SourceArn"))?;
+        QueueKey::from_arn(&source_arn).ok_or_else(|| arn_format_error("SourceArn"))?;
+        let source = self.queue_by_arn(&source_arn).ok_or_else(|| not_found("SourceArn"))?;
+        if let Some(dest) = &r.destination_arn {
+            QueueKey::from_arn(dest).ok_or_else(|| arn_format_error("DestinationArn"))?;
+            self.queue_by_arn(dest).ok_or_else(|| not_found("DestinationArn"))?;
+        }
+        let rate = match r.max_number_of_messages_per_second {
+            None => None,
+            Some(n) if (1..=500).contains(&n) => Some(n as u32),
+            Some(n) => {
+                return Err(SqsError::invalid_parameter(
+                    "MaxNumberOfMessagesPerSecond",
+                    n,
+                    "Must be between 1 and 500.",
+                ))
+            }
+        };
+        if self.sources_of(&source_arn).is_empty() {
+            return Err(SqsError::invalid_value("Source queue must be configured as a Dead Letter Queue."));
+        }
+        let now = self.now();
+        let to_move = source.lock_at(now).store.len() as i64;
+        let mut tasks = self.tasks.lock();
+        let list = tasks.entry(source_arn.clone()).or_default();
+        if list.iter().any(|t| t.status.active()) {
+            return Err(SqsError::invalid_value(
+                "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+            ));
+        }
+        let id = Uuid::new_v4().to_string();
+        let handle = base64::engine::general_purpose::STANDARD
+            .encode(json!({"taskId": id, "sourceArn": source_arn}).to_string());
+        list.push(Task {
+            id,
+            handle: handle.clone(),
+            source_arn,
+            destination_arn: r.destination_arn,
+            rate,
+            started_ms: now,
+            status: Status::Running,
+            moved: 0,
+            to_move,
+            failure_reason: None,
+        });
+        if list.len() > HISTORY {
+            let excess = list.len() - HISTORY;
+            list.drain(..excess);
+        }
+        drop(tasks);
+        self.tasks.changed.notify_one();
+        Ok(StartMessageMoveTaskResult { task_handle: handle })
+    }
+
+    pub(super) fn cancel_message_move_task(
+        &self,
+        _ctx: &RequestContext,
+        r: CancelMessageMoveTaskRequest,
+    ) -> Result<CancelMessageMoveTaskResult, SqsError> {
+        let handle = r.task_handle.ok_or_else(|| SqsError::missing("TaskHandle"))?;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(handle.as_bytes())
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .ok_or_else(bad_task_handle)?;
+        let (Some(task_id), Some(source_arn)) = (
+            decoded.get("taskId").and_then(|v| v.as_str()),
+            decoded.get("sourceArn").and_then(|v| v.as_str()),
+        ) else {
+            return Err(bad_task_handle());
+        };
+        self.queue_by_arn(source_arn).ok_or_else(|| not_found("SourceArn"))?;
+        // Bring the task up to date first, so the count returned is real.
+        self.run_move_tasks();
+        let mut tasks = self.tasks.lock();
+        let task = tasks
+            .get_mut(source_arn)
+            .and_then(|l| l.iter_mut().find(|t| t.id == task_id))
+            .ok_or_else(|| SqsError::new(ErrorCode::ResourceNotFound, "Task does not exist."))?;
+        if task.status != Status::Running {
+            return Err(SqsError::invalid_value("Only active tasks can be cancelled."));
+        }
+        task.status = Status::Cancelling;
+        let moved = task.moved;
+        drop(tasks);
+        self.tasks.changed.notify_one();
+        Ok(CancelMessageMoveTaskResult {
+            approximate_number_of_messages_moved: moved,
+        })
+    }
+
+    pub(super) fn list_message_move_tasks(
+        &self,
+        _ctx: &RequestContext,
+        r: ListMessageMoveTasksRequest,
+    ) -> Result<ListMessageMoveTasksResult, SqsError> {
+        let source_arn = r.source_arn.ok_or_else(|| SqsError::missing("SourceArn"))?;
+        QueueKey::from_arn(&source_arn).ok_or_else(|| arn_format_error("SourceArn"))?;
+        self.queue_by_arn(&source_arn).ok_or_else(|| not_found("SourceArn"))?;
+        let max = match r.max_results {
+            None => 1,
+            Some(n) if (1..=10).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(SqsError::invalid_parameter(
+                    "MaxResults",
+                    n,
+                    "You must enter a number that's between 1 and 10.",
+                ))
+            }
+        };
+        self.run_move_tasks();
+        let tasks = self.tasks.lock();
+        let results = tasks
+            .get(&source_arn)
+            .map(|list| {
+                list.iter()
+                    .rev()
+                    .take(max)
+                    .map(|t| ListMessageMoveTasksResultEntry {
+                        task_handle: (t.status == Status::Running).then(|| t.handle.clone()),
+                        status: t.status.as_str().to_string(),
+                        source_arn: t.source_arn.clone(),
+                        destination_arn: t.destination_arn.clone(),
+                        max_number_of_messages_per_second: t.rate.map(i64::from),
+                        approximate_number_of_messages_moved: t.moved,
+                        approximate_number_of_messages_to_move: t.to_move,
+                        failure_reason: t.failure_reason.clone(),
+                        started_timestamp: t.started_ms as i64,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(ListMessageMoveTasksResult { results })
+    }
+
+    /// Ends the tasks that read from or write to a deleted queue.
+    pub(super) fn fail_tasks_for_deleted(&self, arn: &str) {
+        let mut tasks = self.tasks.lock();
+        for task in tasks.values_mut().flatten() {
+            let involved = task.source_arn == arn || task.destination_arn.as_deref() == Some(arn);
+            if task.status.active() && involved {
+                task.status = Status::Failed;
+                task.failure_reason = Some("AWS.SimpleQueueService.NonExistentQueue".into());
+            }
+        }
+    }
+
+    /// Moves what every running task is due to have moved by now. Returns
+    /// when a task next has work.
+    pub(super) fn run_move_tasks(&self) -> Option<u64> {
+        let now = self.now();
+        let mut next: Option<u64> = None;
+        let mut tasks = self.tasks.lock();
+        for task in tasks.values_mut().flatten() {
+            if task.status == Status::Cancelling {
+                task.status = Status::Cancelled;
+            }
+            if task.status != Status::Running {
+                continue;
+            }
+            let due = self.step(task, now);
+            next = match (next, due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        next
+    }
+
+    /// One step of one task; returns when it is next due.
+    fn step(&self, task: &mut Task, now: u64) -> Option<u64> {
+        let Some(source) = self.queue_by_arn(&task.source_arn) else {
+            task.status = Status::Failed;
+            task.failure_reason = Some("AWS.SimpleQueueService.NonExistentQueue".into());
+            return None;
+        };
+        let allowance = match task.rate {
+            // The first second's worth moves at once, then one per second.
+            Some(rate) => {
+                let seconds = now.saturating_sub(task.started_ms) / 1000 + 1;
+                (seconds as i64 * rate as i64 - task.moved).clamp(0, CHUNK as i64) as usize
+            }
+            None => CHUNK,
+        };
+        if allowance > 0 {
+            let batch = source.lock_at(now).store.take_for_move(allowance);
+            let count = batch.len();
+            let mut leftovers = Vec::new();
+            let mut failure = None;
+            for m in batch {
+                if failure.is_some() {
+                    leftovers.push(m);
+                    continue;
+                }
+                let dest_arn = task
+                    .destination_arn
+                    .clone()
+                    .or_else(|| m.dead_letter_source_arn.as_deref().map(String::from));
+                match dest_arn.and_then(|a| self.queue_by_arn(&a)) {
+                    Some(dest) => {
+                        self.arrive_by_task(&dest, m, now);
+                        task.moved += 1;
+                    }
+                    None => {
+                        failure = Some("AWS.SimpleQueueService.NonExistentQueue".to_string());
+                        leftovers.push(m);
+                    }
+                }
+            }
+            if !leftovers.is_empty() {
+                // Nothing is lost: unmoved messages go back where they were.
+                let mut state = source.lock_at(now);
+                for m in leftovers {
+                    state.store.insert(m, now, now, Transition::ArrivedFromSource);
+                }
+            }
+            if let Some(reason) = failure {
+                task.status = Status::Failed;
+                task.failure_reason = Some(reason);
+                return None;
+            }
+            if count == allowance {
+                // Possibly more right now.
+                return Some(if task.rate.is_some() { next_second(task, now) } else { now });
+            }
+        }
+        let remaining = source.lock_at(now).store.available_count();
+        if remaining == 0 {
+            task.status = Status::Completed;
+            return None;
+        }
+        Some(next_second(task, now))
+    }
+
+    /// A moved message arrives in its destination as a new message.
+    fn arrive_by_task(&self, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
+        let mut state = dest.lock_at(now);
+        let fresh = StoredMessage {
+            message_id: Uuid::new_v4(),
+            sent_ms: now,
+            enqueued_ms: now,
+            first_receive_ms: None,
+            receive_count: 0,
+            dead_letter_source_arn: None,
+            sequence_number: dest.is_fifo().then(|| state.next_sequence_number(now)),
+            nonce: 0,
+            received_ms: 0,
+            ..m
+        };
+        state.store.insert(fresh, now, now, Transition::MovedByTask);
+        drop(state);
+        dest.notify.notify_waiters();
+    }
+}
+
+fn next_second(task: &Task, now: u64) -> u64 {
+    let elapsed = now.saturating_sub(task.started_ms);
+    task.started_ms + (elapsed / 1000 + 1) * 1000
+}
