@@ -292,7 +292,10 @@ pub struct SendMessageRequest {
 pub struct SendMessageResult {
     #[serde(rename = "MD5OfMessageBody")]
     pub md5_of_message_body: String,
-    #[serde(rename = "MD5OfMessageAttributes", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "MD5OfMessageAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub md5_of_message_attributes: Option<String>,
     #[serde(
         rename = "MD5OfMessageSystemAttributes",
@@ -403,9 +406,15 @@ pub struct Message {
     pub body: String,
     #[serde(rename = "Attributes", skip_serializing_if = "BTreeMap::is_empty")]
     pub attributes: BTreeMap<String, String>,
-    #[serde(rename = "MD5OfMessageAttributes", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "MD5OfMessageAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub md5_of_message_attributes: Option<String>,
-    #[serde(rename = "MessageAttributes", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        rename = "MessageAttributes",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub message_attributes: MessageAttributes,
 }
 
@@ -547,9 +556,11 @@ pub mod de {
             Some(IntOrString::Float(f)) => Err(serde::de::Error::custom(format!(
                 "expected an integer, found {f}"
             ))),
-            Some(IntOrString::Str(s)) => s.trim().parse::<i64>().map(Some).map_err(|_| {
-                serde::de::Error::custom(format!("Value {s} is not a valid integer"))
-            }),
+            Some(IntOrString::Str(s)) => {
+                s.trim().parse::<i64>().map(Some).map_err(|_| {
+                    serde::de::Error::custom(format!("Value {s} is not a valid integer"))
+                })
+            }
         }
     }
 
@@ -562,7 +573,9 @@ pub mod de {
         let cleaned: String = s.chars().filter(|c| !c.is_whitespace()).collect();
         b64()
             .decode(cleaned.as_bytes())
-            .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(cleaned.as_bytes()))
+            .or_else(|_| {
+                base64::engine::general_purpose::STANDARD_NO_PAD.decode(cleaned.as_bytes())
+            })
             .map_err(|_| E::custom("BinaryValue is not valid base64"))
     }
 

@@ -70,7 +70,10 @@ impl ManualClock {
     }
 
     pub fn advance(&self, by: Duration) {
-        let now = self.inner.now.fetch_add(by.as_millis() as u64, Ordering::SeqCst)
+        let now = self
+            .inner
+            .now
+            .fetch_add(by.as_millis() as u64, Ordering::SeqCst)
             + by.as_millis() as u64;
         self.inner.changed.send_replace(now);
     }

@@ -255,9 +255,12 @@ impl QueueSettings {
             "SqsManagedSseEnabled" => b(self.sqs_managed_sse_enabled),
             "FifoQueue" if self.fifo => b(true),
             "ContentBasedDeduplication" if self.fifo => b(self.content_based_deduplication),
-            "DeduplicationScope" if self.fifo => {
-                if self.dedup_per_group { "messageGroup" } else { "queue" }.to_string()
+            "DeduplicationScope" if self.fifo => if self.dedup_per_group {
+                "messageGroup"
+            } else {
+                "queue"
             }
+            .to_string(),
             "FifoThroughputLimit" if self.fifo => if self.throughput_per_group {
                 "perMessageGroupId"
             } else {
@@ -271,7 +274,10 @@ impl QueueSettings {
 
 /// Checks attribute names for GetQueueAttributes.
 pub fn check_names(names: &[String]) -> Result<(), SqsError> {
-    match names.iter().find(|n| *n != "All" && !ALL_NAMES.contains(&n.as_str())) {
+    match names
+        .iter()
+        .find(|n| *n != "All" && !ALL_NAMES.contains(&n.as_str()))
+    {
         Some(bad) => Err(unknown(bad)),
         None => Ok(()),
     }
@@ -340,10 +346,16 @@ pub fn parse_redrive_policy(value: &str) -> Result<RedrivePolicy, SqsError> {
         .get("deadLetterTargetArn")
         .and_then(Value::as_str)
         .ok_or_else(|| {
-            redrive_error(value, "Redrive policy does not contain mandatory attribute: deadLetterTargetArn.")
+            redrive_error(
+                value,
+                "Redrive policy does not contain mandatory attribute: deadLetterTargetArn.",
+            )
         })?;
     let count = obj.get("maxReceiveCount").ok_or_else(|| {
-        redrive_error(value, "Redrive policy does not contain mandatory attribute: maxReceiveCount.")
+        redrive_error(
+            value,
+            "Redrive policy does not contain mandatory attribute: maxReceiveCount.",
+        )
     })?;
     let count_text = match count {
         Value::String(s) => s.clone(),
@@ -359,7 +371,10 @@ pub fn parse_redrive_policy(value: &str) -> Result<RedrivePolicy, SqsError> {
         }
     };
     if crate::engine::QueueKey::from_arn(arn).is_none() {
-        return Err(redrive_error(value, "Invalid value for deadLetterTargetArn."));
+        return Err(redrive_error(
+            value,
+            "Invalid value for deadLetterTargetArn.",
+        ));
     }
     Ok(RedrivePolicy {
         dead_letter_target_arn: arn.to_string(),
@@ -374,15 +389,17 @@ fn parse_redrive_allow_policy(value: &str) -> Result<(RedriveAllow, Value), SqsE
             format!("Invalid value for the parameter RedriveAllowPolicy. Reason: {reason}"),
         )
     };
-    let doc: Value =
-        serde_json::from_str(value).map_err(|_| err("Redrive allow policy is not a valid JSON map."))?;
+    let doc: Value = serde_json::from_str(value)
+        .map_err(|_| err("Redrive allow policy is not a valid JSON map."))?;
     let obj = doc
         .as_object()
         .ok_or_else(|| err("Redrive allow policy is not a valid JSON map."))?;
     let permission = obj
         .get("redrivePermission")
         .and_then(Value::as_str)
-        .ok_or_else(|| err("Redrive allow policy does not contain mandatory attribute: redrivePermission."))?;
+        .ok_or_else(|| {
+            err("Redrive allow policy does not contain mandatory attribute: redrivePermission.")
+        })?;
     let sources = obj.get("sourceQueueArns");
     let allow = match permission {
         "allowAll" | "denyAll" => {
@@ -400,7 +417,11 @@ fn parse_redrive_allow_policy(value: &str) -> Result<(RedriveAllow, Value), SqsE
         "byQueue" => {
             let arns: Vec<String> = sources
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default();
             if arns.is_empty() || arns.len() > 10 {
                 return Err(err(
@@ -419,29 +440,45 @@ mod tests {
     use super::*;
 
     fn apply(s: &mut QueueSettings, pairs: &[(&str, &str)]) -> Result<(), SqsError> {
-        let owned: Vec<(String, String)> =
-            pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let owned: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         s.apply(owned.iter().map(|(a, b)| (a, b)), false)
     }
 
     #[test]
     fn ranges_and_all_or_nothing() {
         let mut s = QueueSettings::defaults(false);
-        assert!(apply(&mut s, &[("VisibilityTimeout", "60"), ("DelaySeconds", "901")]).is_err());
+        assert!(apply(
+            &mut s,
+            &[("VisibilityTimeout", "60"), ("DelaySeconds", "901")]
+        )
+        .is_err());
         assert_eq!(s.visibility_timeout, 30, "nothing applied on error");
         apply(&mut s, &[("VisibilityTimeout", "60")]).unwrap();
         assert_eq!(s.render("VisibilityTimeout").as_deref(), Some("60"));
         let e = apply(&mut s, &[("Foobar", "1")]).unwrap_err();
         assert_eq!(e.message, "Unknown Attribute Foobar.");
-        assert_eq!(apply(&mut s, &[("QueueArn", "x")]).unwrap_err().code, ErrorCode::InvalidAttributeName);
+        assert_eq!(
+            apply(&mut s, &[("QueueArn", "x")]).unwrap_err().code,
+            ErrorCode::InvalidAttributeName
+        );
     }
 
     #[test]
     fn fifo_only_attributes() {
         let mut s = QueueSettings::defaults(false);
-        assert_eq!(apply(&mut s, &[("FifoQueue", "false")]).unwrap_err().message, "Unknown Attribute FifoQueue.");
         assert_eq!(
-            apply(&mut s, &[("DeduplicationScope", "queue")]).unwrap_err().message,
+            apply(&mut s, &[("FifoQueue", "false")])
+                .unwrap_err()
+                .message,
+            "Unknown Attribute FifoQueue."
+        );
+        assert_eq!(
+            apply(&mut s, &[("DeduplicationScope", "queue")])
+                .unwrap_err()
+                .message,
             "You can specify the DeduplicationScope only when FifoQueue is set to true."
         );
         let mut f = QueueSettings::defaults(true);
@@ -450,18 +487,37 @@ mod tests {
             "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."
         );
         assert!(apply(&mut f, &[("FifoThroughputLimit", "perMessageGroupId")]).is_err());
-        apply(&mut f, &[("FifoThroughputLimit", "perMessageGroupId"), ("DeduplicationScope", "messageGroup")]).unwrap();
-        assert_eq!(f.render("DeduplicationScope").as_deref(), Some("messageGroup"));
+        apply(
+            &mut f,
+            &[
+                ("FifoThroughputLimit", "perMessageGroupId"),
+                ("DeduplicationScope", "messageGroup"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            f.render("DeduplicationScope").as_deref(),
+            Some("messageGroup")
+        );
     }
 
     #[test]
     fn redrive_policy_accepts_strings_and_numbers() {
         let arn = "arn:aws:sqs:us-east-1:000000000000:dlq";
-        let p = parse_redrive_policy(&format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"3"}}"#)).unwrap();
+        let p = parse_redrive_policy(&format!(
+            r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"3"}}"#
+        ))
+        .unwrap();
         assert_eq!(p.max_receive_count, 3);
-        let p = parse_redrive_policy(&format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":5}}"#)).unwrap();
+        let p = parse_redrive_policy(&format!(
+            r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":5}}"#
+        ))
+        .unwrap();
         assert_eq!(p.max_receive_count, 5);
-        assert!(parse_redrive_policy(&format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":0}}"#)).is_err());
+        assert!(parse_redrive_policy(&format!(
+            r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":0}}"#
+        ))
+        .is_err());
         assert!(parse_redrive_policy(r#"{"maxReceiveCount":5}"#).is_err());
         assert!(parse_redrive_policy("not json").is_err());
     }

@@ -38,7 +38,10 @@ where
     for (name, value) in attributes {
         any = true;
         put(&mut md5, name.as_bytes());
-        put(&mut md5, value.data_type.as_deref().unwrap_or("").as_bytes());
+        put(
+            &mut md5,
+            value.data_type.as_deref().unwrap_or("").as_bytes(),
+        );
         if let Some(s) = &value.string_value {
             md5.update([1u8]);
             put(&mut md5, s.as_bytes());
@@ -98,8 +101,18 @@ mod tests {
         let cases = [
             ("Foo", "String", "Bar", "ae7155c6026991b6d54b11589678bf9c"),
             ("k", "String", "x", "a45daa70926828a2f0a1db3418e6feb4"),
-            ("MyAttribute", "String", "foobar", "adb59cd4678ea5a855436b949cd07ab6"),
-            ("timestamp", "Number", "1493147359900", "235c5c510d26fb653d073faed50ae77c"),
+            (
+                "MyAttribute",
+                "String",
+                "foobar",
+                "adb59cd4678ea5a855436b949cd07ab6",
+            ),
+            (
+                "timestamp",
+                "Number",
+                "1493147359900",
+                "235c5c510d26fb653d073faed50ae77c",
+            ),
             (
                 "AWSTraceHeader",
                 "String",

@@ -63,7 +63,13 @@ fn prepare(
     let delay_ms = match input.delay_seconds {
         None => None,
         Some(d) => {
-            let d = check_range("DelaySeconds", d, 0, 900, "DelaySeconds must be >= 0 and <= 900.")?;
+            let d = check_range(
+                "DelaySeconds",
+                d,
+                0,
+                900,
+                "DelaySeconds must be >= 0 and <= 900.",
+            )?;
             if fifo && d != 0 {
                 return Err(SqsError::invalid_parameter(
                     "DelaySeconds",
@@ -190,7 +196,9 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     let delay_ms = prepared
         .delay_ms
         .unwrap_or(state.settings.delay_seconds as u64 * 1000);
-    state.store.insert(prepared.message, now + delay_ms, now, Transition::Sent);
+    state
+        .store
+        .insert(prepared.message, now + delay_ms, now, Transition::Sent);
     result
 }
 
@@ -248,8 +256,7 @@ fn attribute_selected(name: &str, patterns: &[String]) -> bool {
             || p == ".*"
             || p == "*"
             || p == name
-            || p
-                .strip_suffix(".*")
+            || p.strip_suffix(".*")
                 .is_some_and(|prefix| !prefix.is_empty() && name.starts_with(prefix))
     })
 }
@@ -278,7 +285,11 @@ fn render(queue: &Queue, seq: u64, m: &StoredMessage, params: &ReceiveParams) ->
 }
 
 impl Engine {
-    pub(super) fn send_message(&self, ctx: &RequestContext, r: SendMessageRequest) -> Result<SendMessageResult, SqsError> {
+    pub(super) fn send_message(
+        &self,
+        ctx: &RequestContext,
+        r: SendMessageRequest,
+    ) -> Result<SendMessageResult, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let (max_size, content_dedup) = {
             let s = &queue.lock().settings;
@@ -306,14 +317,22 @@ impl Engine {
     ) -> Result<SendMessageBatchResult, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let entries = r.entries.unwrap_or_default();
-        let ids = validate::check_batch(entries.iter().map(|e| e.id.as_deref()), "SendMessageBatchRequestEntry")?;
+        let ids = validate::check_batch(
+            entries.iter().map(|e| e.id.as_deref()),
+            "SendMessageBatchRequestEntry",
+        )?;
         let (max_size, content_dedup) = {
             let s = &queue.lock().settings;
             (s.maximum_message_size, s.content_based_deduplication)
         };
         let total: usize = entries
             .iter()
-            .map(|e| validate::message_size(e.message_body.as_deref().unwrap_or(""), &e.message_attributes))
+            .map(|e| {
+                validate::message_size(
+                    e.message_body.as_deref().unwrap_or(""),
+                    &e.message_attributes,
+                )
+            })
             .sum();
         if total > validate::MAX_BATCH_BYTES {
             return Err(SqsError::new(
@@ -367,20 +386,44 @@ impl Engine {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let max = match r.max_number_of_messages {
             None => 1,
-            Some(n) => check_range("MaxNumberOfMessages", n, 1, 10, "Must be between 1 and 10, if provided.")? as usize,
+            Some(n) => check_range(
+                "MaxNumberOfMessages",
+                n,
+                1,
+                10,
+                "Must be between 1 and 10, if provided.",
+            )? as usize,
         };
         let wait = r
             .wait_time_seconds
-            .map(|w| check_range("WaitTimeSeconds", w, 0, 20, "Must be >= 0 and <= 20, if provided."))
+            .map(|w| {
+                check_range(
+                    "WaitTimeSeconds",
+                    w,
+                    0,
+                    20,
+                    "Must be >= 0 and <= 20, if provided.",
+                )
+            })
             .transpose()?;
         let visibility_ms = r
             .visibility_timeout
-            .map(|v| check_range("VisibilityTimeout", v, 0, 43_200, "Must be >= 0 and <= 43200, if provided."))
+            .map(|v| {
+                check_range(
+                    "VisibilityTimeout",
+                    v,
+                    0,
+                    43_200,
+                    "Must be >= 0 and <= 43200, if provided.",
+                )
+            })
             .transpose()?
             .map(|v| v as u64 * 1000);
         let attempt_id = r.receive_request_attempt_id.filter(|a| !a.is_empty());
         if let Some(a) = &attempt_id {
-            let ok = a.len() <= 128 && a.chars().all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
+            let ok = a.len() <= 128
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
             if !ok {
                 return Err(SqsError::invalid_parameter(
                     "ReceiveRequestAttemptId",
@@ -398,7 +441,9 @@ impl Engine {
             system_names,
             attribute_names: r.message_attribute_names,
         };
-        let wait_ms = wait.unwrap_or_else(|| queue.lock().settings.receive_message_wait_time_seconds) as u64 * 1000;
+        let wait_ms =
+            wait.unwrap_or_else(|| queue.lock().settings.receive_message_wait_time_seconds) as u64
+                * 1000;
         let deadline = self.now() + wait_ms;
         loop {
             // Register for wake-ups before looking, so none is missed.
@@ -411,7 +456,11 @@ impl Engine {
 
             let (messages, next_wake) = self.try_receive(&queue, &params)?;
             let now = self.now();
-            if !messages.is_empty() || now >= deadline || self.is_shutting_down() || queue.is_deleted() {
+            if !messages.is_empty()
+                || now >= deadline
+                || self.is_shutting_down()
+                || queue.is_deleted()
+            {
                 return Ok(ReceiveMessageResult { messages });
             }
             let wake_at = next_wake.map_or(deadline, |w| w.min(deadline));
@@ -425,7 +474,11 @@ impl Engine {
 
     /// One receive attempt: returns the messages and, when there are none,
     /// the next time one may become receivable.
-    fn try_receive(&self, queue: &Arc<Queue>, params: &ReceiveParams) -> Result<(Vec<Message>, Option<u64>), SqsError> {
+    fn try_receive(
+        &self,
+        queue: &Arc<Queue>,
+        params: &ReceiveParams,
+    ) -> Result<(Vec<Message>, Option<u64>), SqsError> {
         let redrive = self.dead_letter_target(queue);
         let now = self.now();
         let mut state = queue.lock_at(now);
@@ -444,13 +497,21 @@ impl Engine {
         }
         let in_flight_room = MAX_IN_FLIGHT.saturating_sub(state.store.in_flight_count());
         let max = params.max.min(in_flight_room);
-        let received = state
-            .store
-            .receive(now, max, visibility_ms, redrive.as_ref().map(|(_, max)| *max));
+        let received = state.store.receive(
+            now,
+            max,
+            visibility_ms,
+            redrive.as_ref().map(|(_, max)| *max),
+        );
         let messages: Vec<Message> = received
             .seqs
             .iter()
-            .filter_map(|seq| state.store.get(*seq).map(|m| render(queue, *seq, m, params)))
+            .filter_map(|seq| {
+                state
+                    .store
+                    .get(*seq)
+                    .map(|m| render(queue, *seq, m, params))
+            })
             .collect();
         if let (Some(id), false) = (&params.attempt_id, received.seqs.is_empty()) {
             let entries = received
@@ -477,18 +538,31 @@ impl Engine {
         Ok((messages, next_wake))
     }
 
-    pub(super) fn delete_message(&self, ctx: &RequestContext, r: DeleteMessageRequest) -> Result<Empty, SqsError> {
+    pub(super) fn delete_message(
+        &self,
+        ctx: &RequestContext,
+        r: DeleteMessageRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        let handle = r.receipt_handle.ok_or_else(|| SqsError::missing("ReceiptHandle"))?;
+        let handle = r
+            .receipt_handle
+            .ok_or_else(|| SqsError::missing("ReceiptHandle"))?;
         let mut state = queue.lock_at(self.now());
         delete_one(&queue, &mut state, &handle)?;
         Ok(Empty {})
     }
 
-    pub(super) fn delete_message_batch(&self, ctx: &RequestContext, r: DeleteMessageBatchRequest) -> Result<BatchResult, SqsError> {
+    pub(super) fn delete_message_batch(
+        &self,
+        ctx: &RequestContext,
+        r: DeleteMessageBatchRequest,
+    ) -> Result<BatchResult, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let entries = r.entries.unwrap_or_default();
-        let ids = validate::check_batch(entries.iter().map(|e| e.id.as_deref()), "DeleteMessageBatchRequestEntry")?;
+        let ids = validate::check_batch(
+            entries.iter().map(|e| e.id.as_deref()),
+            "DeleteMessageBatchRequestEntry",
+        )?;
         let mut result = BatchResult::default();
         let mut state = queue.lock_at(self.now());
         for (entry, id) in entries.iter().zip(ids) {
@@ -497,7 +571,9 @@ impl Engine {
                 Some(h) => delete_one(&queue, &mut state, h),
             };
             match outcome {
-                Ok(()) => result.successful.push(BatchResultEntry { id: id.to_string() }),
+                Ok(()) => result
+                    .successful
+                    .push(BatchResultEntry { id: id.to_string() }),
                 Err(e) => result.failed.push(batch_error(id, e)),
             }
         }
@@ -510,8 +586,12 @@ impl Engine {
         r: ChangeMessageVisibilityRequest,
     ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        let handle = r.receipt_handle.ok_or_else(|| SqsError::missing("ReceiptHandle"))?;
-        let timeout = r.visibility_timeout.ok_or_else(|| SqsError::missing("VisibilityTimeout"))?;
+        let handle = r
+            .receipt_handle
+            .ok_or_else(|| SqsError::missing("ReceiptHandle"))?;
+        let timeout = r
+            .visibility_timeout
+            .ok_or_else(|| SqsError::missing("VisibilityTimeout"))?;
         let now = self.now();
         let released = {
             let mut state = queue.lock_at(now);
@@ -548,7 +628,9 @@ impl Engine {
                 match outcome {
                     Ok(r) => {
                         released |= r;
-                        result.successful.push(BatchResultEntry { id: id.to_string() })
+                        result
+                            .successful
+                            .push(BatchResultEntry { id: id.to_string() })
                     }
                     Err(e) => result.failed.push(batch_error(id, e)),
                 }
@@ -565,7 +647,8 @@ impl Engine {
 /// per entry.
 fn is_fifo_request_fault(e: &SqsError) -> bool {
     e.message == "The request must contain the parameter MessageGroupId."
-        || e.message.starts_with("The queue should either have ContentBasedDeduplication")
+        || e.message
+            .starts_with("The queue should either have ContentBasedDeduplication")
 }
 
 /// A FIFO receive retried with the same attempt id gets the same messages
@@ -632,8 +715,20 @@ fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(),
 }
 
 /// Returns whether the message became available at once.
-fn change_one(queue: &Queue, state: &mut QueueState, handle: &str, timeout: i64, now: u64) -> Result<bool, SqsError> {
-    let timeout = check_range("VisibilityTimeout", timeout, 0, 43_200, "Must be >= 0 and <= 43200, if provided.")?;
+fn change_one(
+    queue: &Queue,
+    state: &mut QueueState,
+    handle: &str,
+    timeout: i64,
+    now: u64,
+) -> Result<bool, SqsError> {
+    let timeout = check_range(
+        "VisibilityTimeout",
+        timeout,
+        0,
+        43_200,
+        "Must be >= 0 and <= 43200, if provided.",
+    )?;
     let receipt = receipt_for(queue, handle)?;
     let Some(message) = state.store.get(receipt.seq) else {
         return Err(SqsError::invalid_parameter(
@@ -670,7 +765,9 @@ fn change_one(queue: &Queue, state: &mut QueueState, handle: &str, timeout: i64,
 /// returned it.
 fn forget_attempts_with(state: &mut QueueState, seq: u64) {
     if !state.attempts.is_empty() {
-        state.attempts.retain(|_, a| !a.messages.iter().any(|(s, _)| *s == seq));
+        state
+            .attempts
+            .retain(|_, a| !a.messages.iter().any(|(s, _)| *s == seq));
     }
 }
 

@@ -64,7 +64,10 @@ impl QueueKey {
         let parts: Vec<&str> = arn.split(':').collect();
         match parts.as_slice() {
             ["arn", partition, "sqs", region, account, name]
-                if !partition.is_empty() && !region.is_empty() && !account.is_empty() && !name.is_empty() =>
+                if !partition.is_empty()
+                    && !region.is_empty()
+                    && !account.is_empty()
+                    && !name.is_empty() =>
             {
                 Some(QueueKey {
                     region: region.to_string(),
@@ -111,7 +114,10 @@ impl QueueKey {
 /// `<r>.queue.amazonaws.com`), if any.
 fn host_region(host: &str) -> Option<&str> {
     let host = host.split(':').next().unwrap_or(host);
-    if let Some(rest) = host.strip_prefix("sqs.").or_else(|| host.strip_prefix("sqs-fips.")) {
+    if let Some(rest) = host
+        .strip_prefix("sqs.")
+        .or_else(|| host.strip_prefix("sqs-fips."))
+    {
         let region = rest.split('.').next()?;
         // `sqs.localhost...` style hosts name no region.
         return region.contains('-').then_some(region);
@@ -159,7 +165,11 @@ impl Engine {
     }
 
     /// Executes one request. Only ReceiveMessage may wait (long polling).
-    pub async fn handle(&self, ctx: &RequestContext, request: Request) -> Result<Response, SqsError> {
+    pub async fn handle(
+        &self,
+        ctx: &RequestContext,
+        request: Request,
+    ) -> Result<Response, SqsError> {
         use Request as R;
         Ok(match request {
             R::CreateQueue(r) => Response::CreateQueue(self.create_queue(ctx, r)?),
@@ -167,8 +177,12 @@ impl Engine {
             R::ListQueues(r) => Response::ListQueues(self.list_queues(ctx, r)?),
             R::DeleteQueue(r) => Response::DeleteQueue(self.delete_queue(ctx, r)?),
             R::PurgeQueue(r) => Response::PurgeQueue(self.purge_queue(ctx, r)?),
-            R::GetQueueAttributes(r) => Response::GetQueueAttributes(self.get_queue_attributes(ctx, r)?),
-            R::SetQueueAttributes(r) => Response::SetQueueAttributes(self.set_queue_attributes(ctx, r)?),
+            R::GetQueueAttributes(r) => {
+                Response::GetQueueAttributes(self.get_queue_attributes(ctx, r)?)
+            }
+            R::SetQueueAttributes(r) => {
+                Response::SetQueueAttributes(self.set_queue_attributes(ctx, r)?)
+            }
             R::TagQueue(r) => Response::TagQueue(self.tag_queue(ctx, r)?),
             R::UntagQueue(r) => Response::UntagQueue(self.untag_queue(ctx, r)?),
             R::ListQueueTags(r) => Response::ListQueueTags(self.list_queue_tags(ctx, r)?),
@@ -178,27 +192,40 @@ impl Engine {
             R::SendMessageBatch(r) => Response::SendMessageBatch(self.send_message_batch(ctx, r)?),
             R::ReceiveMessage(r) => Response::ReceiveMessage(self.receive_message(ctx, r).await?),
             R::DeleteMessage(r) => Response::DeleteMessage(self.delete_message(ctx, r)?),
-            R::DeleteMessageBatch(r) => Response::DeleteMessageBatch(self.delete_message_batch(ctx, r)?),
+            R::DeleteMessageBatch(r) => {
+                Response::DeleteMessageBatch(self.delete_message_batch(ctx, r)?)
+            }
             R::ChangeMessageVisibility(r) => {
                 Response::ChangeMessageVisibility(self.change_message_visibility(ctx, r)?)
             }
-            R::ChangeMessageVisibilityBatch(r) => {
-                Response::ChangeMessageVisibilityBatch(self.change_message_visibility_batch(ctx, r)?)
-            }
+            R::ChangeMessageVisibilityBatch(r) => Response::ChangeMessageVisibilityBatch(
+                self.change_message_visibility_batch(ctx, r)?,
+            ),
             R::ListDeadLetterSourceQueues(r) => {
                 Response::ListDeadLetterSourceQueues(self.list_dead_letter_source_queues(ctx, r)?)
             }
-            R::StartMessageMoveTask(r) => Response::StartMessageMoveTask(self.start_message_move_task(ctx, r)?),
-            R::CancelMessageMoveTask(r) => Response::CancelMessageMoveTask(self.cancel_message_move_task(ctx, r)?),
-            R::ListMessageMoveTasks(r) => Response::ListMessageMoveTasks(self.list_message_move_tasks(ctx, r)?),
+            R::StartMessageMoveTask(r) => {
+                Response::StartMessageMoveTask(self.start_message_move_task(ctx, r)?)
+            }
+            R::CancelMessageMoveTask(r) => {
+                Response::CancelMessageMoveTask(self.cancel_message_move_task(ctx, r)?)
+            }
+            R::ListMessageMoveTasks(r) => {
+                Response::ListMessageMoveTasks(self.list_message_move_tasks(ctx, r)?)
+            }
         })
     }
 
     /// The queue a request's `QueueUrl` names.
-    pub(crate) fn queue(&self, ctx: &RequestContext, url: Option<&str>) -> Result<Arc<Queue>, SqsError> {
+    pub(crate) fn queue(
+        &self,
+        ctx: &RequestContext,
+        url: Option<&str>,
+    ) -> Result<Arc<Queue>, SqsError> {
         let url = url.ok_or_else(|| SqsError::missing("QueueUrl"))?;
         let key = QueueKey::from_url(url, ctx).ok_or_else(SqsError::queue_does_not_exist)?;
-        self.queue_by_key(&key).ok_or_else(SqsError::queue_does_not_exist)
+        self.queue_by_key(&key)
+            .ok_or_else(SqsError::queue_does_not_exist)
     }
 
     pub(crate) fn queue_by_key(&self, key: &QueueKey) -> Option<Arc<Queue>> {
@@ -211,7 +238,12 @@ impl Engine {
 
     /// The URL of a queue as this caller reaches us.
     pub(crate) fn queue_url(ctx: &RequestContext, key: &QueueKey) -> String {
-        format!("{}/{}/{}", ctx.base_url.trim_end_matches('/'), key.account, key.name)
+        format!(
+            "{}/{}/{}",
+            ctx.base_url.trim_end_matches('/'),
+            key.account,
+            key.name
+        )
     }
 
     /// Wakes every waiting long poll so it answers now (used on shutdown).
@@ -271,7 +303,11 @@ mod tests {
     fn url_forms() {
         let c = ctx();
         let k = |u: &str| QueueKey::from_url(u, &c).map(|k| (k.region, k.account, k.name));
-        let own = Some(("us-east-1".to_string(), "000000000000".to_string(), "q".to_string()));
+        let own = Some((
+            "us-east-1".to_string(),
+            "000000000000".to_string(),
+            "q".to_string(),
+        ));
         assert_eq!(k("http://localhost:9324/000000000000/q"), own);
         assert_eq!(k("q"), own);
         assert_eq!(k("/000000000000/q"), own);
@@ -280,16 +316,22 @@ mod tests {
             Some(("eu-west-1".into(), "123456789012".into(), "jobs".into()))
         );
         assert_eq!(
-            k("https://eu-west-1.queue.amazonaws.com/123456789012/jobs").unwrap().0,
+            k("https://eu-west-1.queue.amazonaws.com/123456789012/jobs")
+                .unwrap()
+                .0,
             "eu-west-1"
         );
         assert_eq!(
-            k("http://localhost:4566/queue/ap-south-1/000000000000/q").unwrap().0,
+            k("http://localhost:4566/queue/ap-south-1/000000000000/q")
+                .unwrap()
+                .0,
             "ap-south-1"
         );
         assert_eq!(k("http://localhost:9324/"), None);
         assert_eq!(
-            QueueKey::from_arn("arn:aws:sqs:us-east-1:000000000000:dlq").unwrap().name,
+            QueueKey::from_arn("arn:aws:sqs:us-east-1:000000000000:dlq")
+                .unwrap()
+                .name,
             "dlq"
         );
         assert_eq!(QueueKey::from_arn("arn:aws:sns:us-east-1:0:x"), None);

@@ -71,14 +71,21 @@ impl Dedup {
                 break;
             }
             let (expires, key) = self.order.pop_front().expect("front exists");
-            if self.entries.get(&key).is_some_and(|e| e.expires_ms == expires) {
+            if self
+                .entries
+                .get(&key)
+                .is_some_and(|e| e.expires_ms == expires)
+            {
                 self.entries.remove(&key);
             }
         }
     }
 
     pub fn get(&self, key: &(String, String), now: u64) -> Option<DedupEntry> {
-        self.entries.get(key).filter(|e| e.expires_ms > now).copied()
+        self.entries
+            .get(key)
+            .filter(|e| e.expires_ms > now)
+            .copied()
     }
 
     pub fn insert(&mut self, key: (String, String), entry: DedupEntry) {
@@ -104,7 +111,13 @@ impl QueueState {
 }
 
 impl Queue {
-    pub fn new(key: QueueKey, uid: u64, settings: QueueSettings, tags: BTreeMap<String, String>, now: u64) -> Queue {
+    pub fn new(
+        key: QueueKey,
+        uid: u64,
+        settings: QueueSettings,
+        tags: BTreeMap<String, String>,
+        now: u64,
+    ) -> Queue {
         let fifo = settings.fifo;
         Queue {
             arn: key.arn(),

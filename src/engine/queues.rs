@@ -27,7 +27,9 @@ fn valid_queue_name(name: &str, fifo: bool) -> bool {
     };
     !base.is_empty()
         && name.len() <= 80
-        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Encodes a pagination token (opaque to clients: the last name returned).
@@ -71,12 +73,17 @@ pub(super) fn paginate(
     let page_size = limit.unwrap_or(1000);
     let more = names.len() > page_size;
     names.truncate(page_size);
-    let next = (more && limit.is_some()).then(|| page_token(names.last().map_or("", String::as_str)));
+    let next =
+        (more && limit.is_some()).then(|| page_token(names.last().map_or("", String::as_str)));
     Ok((names, next))
 }
 
 impl Engine {
-    pub(super) fn create_queue(&self, ctx: &RequestContext, r: CreateQueueRequest) -> Result<QueueUrlResult, SqsError> {
+    pub(super) fn create_queue(
+        &self,
+        ctx: &RequestContext,
+        r: CreateQueueRequest,
+    ) -> Result<QueueUrlResult, SqsError> {
         let name = r.queue_name.ok_or_else(|| SqsError::missing("QueueName"))?;
         let fifo_requested = match r.attributes.get("FifoQueue") {
             Some(v) => v.eq_ignore_ascii_case("true"),
@@ -100,7 +107,10 @@ impl Engine {
         let mut settings = QueueSettings::defaults(fifo_requested);
         // FifoQueue itself is consumed above; on a standard queue even
         // "false" is an unknown attribute.
-        let others = r.attributes.iter().filter(|(k, _)| !(fifo_requested && k.as_str() == "FifoQueue"));
+        let others = r
+            .attributes
+            .iter()
+            .filter(|(k, _)| !(fifo_requested && k.as_str() == "FifoQueue"));
         settings.apply(others, true)?;
         self.check_redrive_target(&key, &settings)?;
 
@@ -143,7 +153,11 @@ impl Engine {
         })
     }
 
-    pub(super) fn get_queue_url(&self, ctx: &RequestContext, r: GetQueueUrlRequest) -> Result<QueueUrlResult, SqsError> {
+    pub(super) fn get_queue_url(
+        &self,
+        ctx: &RequestContext,
+        r: GetQueueUrlRequest,
+    ) -> Result<QueueUrlResult, SqsError> {
         let name = r.queue_name.ok_or_else(|| SqsError::missing("QueueName"))?;
         let key = QueueKey {
             region: ctx.region.clone(),
@@ -153,13 +167,19 @@ impl Engine {
                 .unwrap_or_else(|| ctx.account_id.clone()),
             name,
         };
-        let queue = self.queue_by_key(&key).ok_or_else(SqsError::queue_does_not_exist)?;
+        let queue = self
+            .queue_by_key(&key)
+            .ok_or_else(SqsError::queue_does_not_exist)?;
         Ok(QueueUrlResult {
             queue_url: Engine::queue_url(ctx, &queue.key),
         })
     }
 
-    pub(super) fn list_queues(&self, ctx: &RequestContext, r: ListQueuesRequest) -> Result<ListQueuesResult, SqsError> {
+    pub(super) fn list_queues(
+        &self,
+        ctx: &RequestContext,
+        r: ListQueuesRequest,
+    ) -> Result<ListQueuesResult, SqsError> {
         let prefix = r.queue_name_prefix.unwrap_or_default();
         let names: Vec<String> = self
             .queues
@@ -189,9 +209,17 @@ impl Engine {
         })
     }
 
-    pub(super) fn delete_queue(&self, ctx: &RequestContext, r: DeleteQueueRequest) -> Result<Empty, SqsError> {
+    pub(super) fn delete_queue(
+        &self,
+        ctx: &RequestContext,
+        r: DeleteQueueRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        if self.queues.remove_if(&queue.key, |_, q| Arc::ptr_eq(q, &queue)).is_some() {
+        if self
+            .queues
+            .remove_if(&queue.key, |_, q| Arc::ptr_eq(q, &queue))
+            .is_some()
+        {
             self.deleted_at.insert(queue.key.clone(), self.now());
             queue.mark_deleted();
             self.on_queue_deleted(&queue);
@@ -199,7 +227,11 @@ impl Engine {
         Ok(Empty {})
     }
 
-    pub(super) fn purge_queue(&self, ctx: &RequestContext, r: PurgeQueueRequest) -> Result<Empty, SqsError> {
+    pub(super) fn purge_queue(
+        &self,
+        ctx: &RequestContext,
+        r: PurgeQueueRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let now = self.now();
         let mut state = queue.lock_at(now);
@@ -239,8 +271,12 @@ impl Engine {
             }
             let value = match *name {
                 "ApproximateNumberOfMessages" => Some(state.store.available_count().to_string()),
-                "ApproximateNumberOfMessagesNotVisible" => Some(state.store.in_flight_count().to_string()),
-                "ApproximateNumberOfMessagesDelayed" => Some(state.store.delayed_count().to_string()),
+                "ApproximateNumberOfMessagesNotVisible" => {
+                    Some(state.store.in_flight_count().to_string())
+                }
+                "ApproximateNumberOfMessagesDelayed" => {
+                    Some(state.store.delayed_count().to_string())
+                }
                 "CreatedTimestamp" => Some((queue.created_ms / 1000).to_string()),
                 "LastModifiedTimestamp" => Some((state.last_modified_ms / 1000).to_string()),
                 "QueueArn" => Some(queue.arn.clone()),
@@ -259,7 +295,9 @@ impl Engine {
         r: SetQueueAttributesRequest,
     ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        let attributes = r.attributes.ok_or_else(|| SqsError::missing("Attributes"))?;
+        let attributes = r
+            .attributes
+            .ok_or_else(|| SqsError::missing("Attributes"))?;
         let now = self.now();
         let mut settings = queue.lock().settings.clone();
         settings.apply(attributes.iter(), false)?;
@@ -278,7 +316,11 @@ impl Engine {
         Ok(Empty {})
     }
 
-    pub(super) fn tag_queue(&self, ctx: &RequestContext, r: TagQueueRequest) -> Result<Empty, SqsError> {
+    pub(super) fn tag_queue(
+        &self,
+        ctx: &RequestContext,
+        r: TagQueueRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let tags = r.tags.ok_or_else(|| SqsError::missing("Tags"))?;
         if tags.is_empty() {
@@ -286,27 +328,40 @@ impl Engine {
         }
         for (k, v) in &tags {
             if k.is_empty() || k.chars().count() > 128 {
-                return Err(SqsError::invalid_value("Tag keys must be between 1 and 128 characters in length."));
+                return Err(SqsError::invalid_value(
+                    "Tag keys must be between 1 and 128 characters in length.",
+                ));
             }
             if v.chars().count() > 256 {
-                return Err(SqsError::invalid_value("Tag values must be less than 256 characters in length."));
+                return Err(SqsError::invalid_value(
+                    "Tag values must be less than 256 characters in length.",
+                ));
             }
         }
         let mut state = queue.lock();
         let mut merged = state.tags.clone();
         merged.extend(tags);
         if merged.len() > 50 {
-            return Err(SqsError::invalid_value(format!("Too many tags added for queue {}.", queue.key.name)));
+            return Err(SqsError::invalid_value(format!(
+                "Too many tags added for queue {}.",
+                queue.key.name
+            )));
         }
         state.tags = merged;
         Ok(Empty {})
     }
 
-    pub(super) fn untag_queue(&self, ctx: &RequestContext, r: UntagQueueRequest) -> Result<Empty, SqsError> {
+    pub(super) fn untag_queue(
+        &self,
+        ctx: &RequestContext,
+        r: UntagQueueRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let keys = r.tag_keys.ok_or_else(|| SqsError::missing("TagKeys"))?;
         if keys.is_empty() || keys.iter().any(|k| k.is_empty() || k.chars().count() > 128) {
-            return Err(SqsError::invalid_value("Tag keys must be between 1 and 128 characters in length."));
+            return Err(SqsError::invalid_value(
+                "Tag keys must be between 1 and 128 characters in length.",
+            ));
         }
         let mut state = queue.lock();
         for k in keys {
@@ -315,20 +370,36 @@ impl Engine {
         Ok(Empty {})
     }
 
-    pub(super) fn list_queue_tags(&self, ctx: &RequestContext, r: ListQueueTagsRequest) -> Result<ListQueueTagsResult, SqsError> {
+    pub(super) fn list_queue_tags(
+        &self,
+        ctx: &RequestContext,
+        r: ListQueueTagsRequest,
+    ) -> Result<ListQueueTagsResult, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let tags = queue.lock().tags.clone();
         Ok(ListQueueTagsResult { tags })
     }
 
-    pub(super) fn add_permission(&self, ctx: &RequestContext, r: AddPermissionRequest) -> Result<Empty, SqsError> {
+    pub(super) fn add_permission(
+        &self,
+        ctx: &RequestContext,
+        r: AddPermissionRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let label = r.label.ok_or_else(|| SqsError::missing("Label"))?;
-        let accounts = r.aws_account_ids.filter(|a| !a.is_empty()).ok_or_else(|| SqsError::missing("AWSAccountIds"))?;
-        let actions = r.actions.filter(|a| !a.is_empty()).ok_or_else(|| SqsError::missing("Actions"))?;
+        let accounts = r
+            .aws_account_ids
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| SqsError::missing("AWSAccountIds"))?;
+        let actions = r
+            .actions
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| SqsError::missing("Actions"))?;
         if label.is_empty()
             || label.len() > 80
-            || !label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            || !label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
             return Err(SqsError::invalid_parameter(
                 "Label",
@@ -339,7 +410,10 @@ impl Engine {
         if actions.len() > 7 {
             return Err(SqsError::new(
                 ErrorCode::OverLimit,
-                format!("{} Actions were found, maximum allowed is 7.", actions.len()),
+                format!(
+                    "{} Actions were found, maximum allowed is 7.",
+                    actions.len()
+                ),
             ));
         }
         const PERMITTED: &[&str] = &[
@@ -358,7 +432,11 @@ impl Engine {
             "CancelMessageMoveTask",
         ];
         if let Some(bad) = actions.iter().find(|a| !PERMITTED.contains(&a.as_str())) {
-            return Err(SqsError::invalid_parameter("ActionName.1", bad, "Only the queue owner is allowed to invoke this action."));
+            return Err(SqsError::invalid_parameter(
+                "ActionName.1",
+                bad,
+                "Only the queue owner is allowed to invoke this action.",
+            ));
         }
         let one_or_many = |items: Vec<String>| -> Value {
             if items.len() == 1 {
@@ -379,8 +457,15 @@ impl Engine {
             json!({"Version": "2008-10-17", "Id": format!("{}/SQSDefaultPolicy", queue.arn), "Statement": []})
         });
         let statements = statements_mut(&mut policy);
-        if statements.iter().any(|s| s.get("Sid").and_then(Value::as_str) == Some(label.as_str())) {
-            return Err(SqsError::invalid_parameter("Label", &label, "Already exists."));
+        if statements
+            .iter()
+            .any(|s| s.get("Sid").and_then(Value::as_str) == Some(label.as_str()))
+        {
+            return Err(SqsError::invalid_parameter(
+                "Label",
+                &label,
+                "Already exists.",
+            ));
         }
         statements.push(statement);
         state.settings.policy = Some(policy);
@@ -388,7 +473,11 @@ impl Engine {
         Ok(Empty {})
     }
 
-    pub(super) fn remove_permission(&self, ctx: &RequestContext, r: RemovePermissionRequest) -> Result<Empty, SqsError> {
+    pub(super) fn remove_permission(
+        &self,
+        ctx: &RequestContext,
+        r: RemovePermissionRequest,
+    ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
         let label = r.label.ok_or_else(|| SqsError::missing("Label"))?;
         let mut state = queue.lock();

@@ -80,7 +80,13 @@ impl MoveTasks {
 }
 
 fn allows(dlq: &Queue, source_arn: &str) -> bool {
-    match dlq.lock().settings.redrive_allow_policy.as_ref().map(|p| &p.0) {
+    match dlq
+        .lock()
+        .settings
+        .redrive_allow_policy
+        .as_ref()
+        .map(|p| &p.0)
+    {
         None | Some(RedriveAllow::AllowAll) => true,
         Some(RedriveAllow::DenyAll) => false,
         Some(RedriveAllow::ByQueue(arns)) => arns.iter().any(|a| a == source_arn),
@@ -120,7 +126,9 @@ impl Engine {
             return Err(fail("Dead letter target does not exist."));
         };
         if target.is_fifo() != settings.fifo {
-            return Err(fail("Dead-letter queue must be same type of queue as the source."));
+            return Err(fail(
+                "Dead-letter queue must be same type of queue as the source.",
+            ));
         }
         if !allows(&target, &key.arn()) {
             return Err(fail(&format!(
@@ -145,7 +153,12 @@ impl Engine {
 
     /// Puts messages a receive took out of `source` into its dead-letter
     /// queue; if that queue vanished meanwhile, back into the source.
-    pub(super) fn dead_letter(&self, source: &Arc<Queue>, dlq: &Arc<Queue>, messages: Vec<StoredMessage>) {
+    pub(super) fn dead_letter(
+        &self,
+        source: &Arc<Queue>,
+        dlq: &Arc<Queue>,
+        messages: Vec<StoredMessage>,
+    ) {
         let now = self.now();
         let target = if dlq.is_deleted() { source } else { dlq };
         let mut state = target.lock_at(now);
@@ -158,7 +171,9 @@ impl Engine {
                     m.sequence_number = Some(state.next_sequence_number(now));
                 }
             }
-            state.store.insert(m, now, now, Transition::ArrivedFromSource);
+            state
+                .store
+                .insert(m, now, now, Transition::ArrivedFromSource);
         }
         drop(state);
         target.notify.notify_waiters();
@@ -215,10 +230,13 @@ impl Engine {
     ) -> Result<StartMessageMoveTaskResult, SqsError> {
         let source_arn = r.source_arn.ok_or_else(|| SqsError::missing("SourceArn"))?;
         QueueKey::from_arn(&source_arn).ok_or_else(|| arn_format_error("SourceArn"))?;
-        let source = self.queue_by_arn(&source_arn).ok_or_else(|| not_found("SourceArn"))?;
+        let source = self
+            .queue_by_arn(&source_arn)
+            .ok_or_else(|| not_found("SourceArn"))?;
         if let Some(dest) = &r.destination_arn {
             QueueKey::from_arn(dest).ok_or_else(|| arn_format_error("DestinationArn"))?;
-            self.queue_by_arn(dest).ok_or_else(|| not_found("DestinationArn"))?;
+            self.queue_by_arn(dest)
+                .ok_or_else(|| not_found("DestinationArn"))?;
         }
         let rate = match r.max_number_of_messages_per_second {
             None => None,
@@ -232,7 +250,9 @@ impl Engine {
             }
         };
         if self.sources_of(&source_arn).is_empty() {
-            return Err(SqsError::invalid_value("Source queue must be configured as a Dead Letter Queue."));
+            return Err(SqsError::invalid_value(
+                "Source queue must be configured as a Dead Letter Queue.",
+            ));
         }
         let now = self.now();
         let to_move = source.lock_at(now).store.len() as i64;
@@ -264,7 +284,9 @@ impl Engine {
         }
         drop(tasks);
         self.tasks.changed.notify_one();
-        Ok(StartMessageMoveTaskResult { task_handle: handle })
+        Ok(StartMessageMoveTaskResult {
+            task_handle: handle,
+        })
     }
 
     pub(super) fn cancel_message_move_task(
@@ -272,7 +294,9 @@ impl Engine {
         _ctx: &RequestContext,
         r: CancelMessageMoveTaskRequest,
     ) -> Result<CancelMessageMoveTaskResult, SqsError> {
-        let handle = r.task_handle.ok_or_else(|| SqsError::missing("TaskHandle"))?;
+        let handle = r
+            .task_handle
+            .ok_or_else(|| SqsError::missing("TaskHandle"))?;
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(handle.as_bytes())
             .ok()
@@ -284,7 +308,8 @@ impl Engine {
         ) else {
             return Err(bad_task_handle());
         };
-        self.queue_by_arn(source_arn).ok_or_else(|| not_found("SourceArn"))?;
+        self.queue_by_arn(source_arn)
+            .ok_or_else(|| not_found("SourceArn"))?;
         // Bring the task up to date first, so the count returned is real.
         self.run_move_tasks();
         let mut tasks = self.tasks.lock();
@@ -293,7 +318,9 @@ impl Engine {
             .and_then(|l| l.iter_mut().find(|t| t.id == task_id))
             .ok_or_else(|| SqsError::new(ErrorCode::ResourceNotFound, "Task does not exist."))?;
         if task.status != Status::Running {
-            return Err(SqsError::invalid_value("Only active tasks can be cancelled."));
+            return Err(SqsError::invalid_value(
+                "Only active tasks can be cancelled.",
+            ));
         }
         task.status = Status::Cancelling;
         let moved = task.moved;
@@ -311,7 +338,8 @@ impl Engine {
     ) -> Result<ListMessageMoveTasksResult, SqsError> {
         let source_arn = r.source_arn.ok_or_else(|| SqsError::missing("SourceArn"))?;
         QueueKey::from_arn(&source_arn).ok_or_else(|| arn_format_error("SourceArn"))?;
-        self.queue_by_arn(&source_arn).ok_or_else(|| not_found("SourceArn"))?;
+        self.queue_by_arn(&source_arn)
+            .ok_or_else(|| not_found("SourceArn"))?;
         let max = match r.max_results {
             None => 1,
             Some(n) if (1..=10).contains(&n) => n as usize,
@@ -426,7 +454,9 @@ impl Engine {
                 // Nothing is lost: unmoved messages go back where they were.
                 let mut state = source.lock_at(now);
                 for m in leftovers {
-                    state.store.insert(m, now, now, Transition::ArrivedFromSource);
+                    state
+                        .store
+                        .insert(m, now, now, Transition::ArrivedFromSource);
                 }
             }
             if let Some(reason) = failure {
@@ -436,7 +466,11 @@ impl Engine {
             }
             if count == allowance {
                 // Possibly more right now.
-                return Some(if task.rate.is_some() { next_second(task, now) } else { now });
+                return Some(if task.rate.is_some() {
+                    next_second(task, now)
+                } else {
+                    now
+                });
             }
         }
         let remaining = source.lock_at(now).store.available_count();

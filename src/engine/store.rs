@@ -208,7 +208,13 @@ impl MessageStore {
 
     /// Stores a new message, hidden until `visible_at` if that is later
     /// than `now`. Returns its slot.
-    pub fn insert(&mut self, mut message: StoredMessage, visible_at: u64, now: u64, how: Transition) -> u64 {
+    pub fn insert(
+        &mut self,
+        mut message: StoredMessage,
+        visible_at: u64,
+        now: u64,
+        how: Transition,
+    ) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         message.state = if visible_at > now {
@@ -229,7 +235,11 @@ impl MessageStore {
         }
         if let Some(fifo) = &mut self.fifo {
             let group_id = message.group_id.clone().unwrap_or_else(|| Arc::from(""));
-            fifo.groups.entry(group_id.clone()).or_default().messages.push_back(seq);
+            fifo.groups
+                .entry(group_id.clone())
+                .or_default()
+                .messages
+                .push_back(seq);
             self.transition(how, &message);
             self.messages.insert(seq, message);
             self.maybe_ready(&group_id);
@@ -349,14 +359,23 @@ impl MessageStore {
     /// `now + visibility_ms`. With a redrive limit, a message whose
     /// receive count would pass it is taken out for the dead-letter queue
     /// instead, and the receive goes on looking.
-    pub fn receive(&mut self, now: u64, max: usize, visibility_ms: u64, max_receive_count: Option<u32>) -> Received {
+    pub fn receive(
+        &mut self,
+        now: u64,
+        max: usize,
+        visibility_ms: u64,
+        max_receive_count: Option<u32>,
+    ) -> Received {
         let mut out = Received::default();
         let until = now + visibility_ms;
         if self.fifo.is_none() {
             while out.seqs.len() < max {
-                let Some(seq) = self.available.pop_first() else { break };
+                let Some(seq) = self.available.pop_first() else {
+                    break;
+                };
                 if self.doomed(seq, max_receive_count) {
-                    out.dead_lettered.extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
+                    out.dead_lettered
+                        .extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
                     continue;
                 }
                 self.start_flight(seq, now, until);
@@ -366,8 +385,12 @@ impl MessageStore {
         }
         while out.seqs.len() < max {
             let fifo = self.fifo.as_mut().expect("fifo");
-            let Some(group_id) = fifo.ready_groups.pop_front() else { break };
-            let Some(group) = fifo.groups.get_mut(&group_id) else { continue };
+            let Some(group_id) = fifo.ready_groups.pop_front() else {
+                break;
+            };
+            let Some(group) = fifo.groups.get_mut(&group_id) else {
+                continue;
+            };
             group.queued = false;
             if group.in_flight > 0 {
                 continue;
@@ -375,7 +398,11 @@ impl MessageStore {
             let mut index = 0;
             while out.seqs.len() < max {
                 let fifo = self.fifo.as_mut().expect("fifo");
-                let Some(&seq) = fifo.groups.get(&group_id).and_then(|g| g.messages.get(index)) else {
+                let Some(&seq) = fifo
+                    .groups
+                    .get(&group_id)
+                    .and_then(|g| g.messages.get(index))
+                else {
                     break;
                 };
                 if self.messages.get(&seq).map(|m| m.state) != Some(State::Available) {
@@ -383,7 +410,8 @@ impl MessageStore {
                 }
                 if self.doomed(seq, max_receive_count) {
                     // Removing shifts the next message into `index`.
-                    out.dead_lettered.extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
+                    out.dead_lettered
+                        .extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
                     continue;
                 }
                 self.start_flight(seq, now, until);
@@ -394,7 +422,11 @@ impl MessageStore {
                 index += 1;
             }
             let fifo = self.fifo.as_mut().expect("fifo");
-            if fifo.groups.get(&group_id).is_some_and(|g| g.messages.is_empty() && !g.queued) {
+            if fifo
+                .groups
+                .get(&group_id)
+                .is_some_and(|g| g.messages.is_empty() && !g.queued)
+            {
                 fifo.groups.remove(&group_id);
             } else {
                 self.maybe_ready(&group_id);
@@ -407,7 +439,9 @@ impl MessageStore {
     /// on standard queues, whose visibility already ran out). A deadline
     /// at or before `now` makes it available at once.
     pub fn change_visibility(&mut self, seq: u64, now: u64, until: u64) {
-        let Some(message) = self.messages.get(&seq) else { return };
+        let Some(message) = self.messages.get(&seq) else {
+            return;
+        };
         match message.state {
             State::InFlight(old) => {
                 self.in_flight.remove(&(old, seq));
@@ -464,7 +498,9 @@ impl MessageStore {
         let mut out = Vec::new();
         if self.fifo.is_none() {
             while out.len() < max {
-                let Some(&seq) = self.available.first() else { break };
+                let Some(&seq) = self.available.first() else {
+                    break;
+                };
                 out.extend(self.remove(seq, Transition::MovedByTask));
             }
             return out;
@@ -476,7 +512,9 @@ impl MessageStore {
                 passes += 1;
                 continue;
             };
-            let Some(group) = fifo.groups.get_mut(&group_id) else { continue };
+            let Some(group) = fifo.groups.get_mut(&group_id) else {
+                continue;
+            };
             group.queued = false;
             if group.in_flight > 0 {
                 continue;
@@ -492,7 +530,11 @@ impl MessageStore {
                 out.extend(self.remove(seq, Transition::MovedByTask));
             }
             let fifo = self.fifo.as_mut().expect("fifo");
-            if fifo.groups.get(&group_id).is_some_and(|g| g.messages.is_empty() && !g.queued) {
+            if fifo
+                .groups
+                .get(&group_id)
+                .is_some_and(|g| g.messages.is_empty() && !g.queued)
+            {
                 fifo.groups.remove(&group_id);
             } else {
                 self.maybe_ready(&group_id);
@@ -581,7 +623,10 @@ mod tests {
         s.tick(30_000, DAY);
         assert_eq!(s.receive(30_000, 10, 30_000, None).seqs, vec![a1, a2]);
         s.remove(a1, Transition::Deleted);
-        assert!(s.receive(30_000, 10, 30_000, None).seqs.is_empty(), "a2 still in flight");
+        assert!(
+            s.receive(30_000, 10, 30_000, None).seqs.is_empty(),
+            "a2 still in flight"
+        );
         s.remove(a2, Transition::Deleted);
         assert!(s.is_empty());
         assert!(s.fifo.as_ref().unwrap().groups.is_empty());

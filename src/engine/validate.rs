@@ -177,7 +177,9 @@ pub fn check_system_attributes(attributes: &MessageAttributes) -> Result<(), Sqs
 pub fn check_fifo_id(parameter: &str, value: &str) -> Result<(), SqsError> {
     let ok = !value.is_empty()
         && value.len() <= 128
-        && value.chars().all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
     if ok {
         Ok(())
     } else {
@@ -267,8 +269,14 @@ mod tests {
                 ErrorCode::InvalidMessageContents
             );
         }
-        assert_eq!(check_body(Some("")).unwrap_err().code, ErrorCode::MissingParameter);
-        assert_eq!(check_body(None).unwrap_err().code, ErrorCode::MissingParameter);
+        assert_eq!(
+            check_body(Some("")).unwrap_err().code,
+            ErrorCode::MissingParameter
+        );
+        assert_eq!(
+            check_body(None).unwrap_err().code,
+            ErrorCode::MissingParameter
+        );
     }
 
     #[test]
@@ -276,7 +284,16 @@ mod tests {
         for good in ["a", "Foo.Bar", "x-y_z", "A1"] {
             assert!(valid_attribute_name(good), "{good}");
         }
-        for bad in ["", ".a", "a.", "a..b", "AWS.x", "amazon.y", "sp ace", &"a".repeat(257)] {
+        for bad in [
+            "",
+            ".a",
+            "a.",
+            "a..b",
+            "AWS.x",
+            "amazon.y",
+            "sp ace",
+            &"a".repeat(257),
+        ] {
             assert!(!valid_attribute_name(bad), "{bad}");
         }
     }
@@ -303,16 +320,26 @@ mod tests {
         let many: Vec<Option<&str>> = (0..11).map(|_| Some("a")).collect();
         let e = check_batch(many.into_iter(), "E").unwrap_err();
         assert_eq!(e.code, ErrorCode::TooManyEntriesInBatchRequest);
-        assert_eq!(e.message, "Maximum number of entries per request are 10. You have sent 11.");
         assert_eq!(
-            check_batch(vec![Some("a b")].into_iter(), "E").unwrap_err().code,
+            e.message,
+            "Maximum number of entries per request are 10. You have sent 11."
+        );
+        assert_eq!(
+            check_batch(vec![Some("a b")].into_iter(), "E")
+                .unwrap_err()
+                .code,
             ErrorCode::InvalidBatchEntryId
         );
         assert_eq!(
-            check_batch(vec![Some("a"), Some("a")].into_iter(), "E").unwrap_err().code,
+            check_batch(vec![Some("a"), Some("a")].into_iter(), "E")
+                .unwrap_err()
+                .code,
             ErrorCode::BatchEntryIdsNotDistinct
         );
-        assert_eq!(check_batch(vec![Some("a"), Some("b")].into_iter(), "E").unwrap(), vec!["a", "b"]);
+        assert_eq!(
+            check_batch(vec![Some("a"), Some("b")].into_iter(), "E").unwrap(),
+            vec!["a", "b"]
+        );
     }
 
     #[test]
