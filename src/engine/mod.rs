@@ -25,6 +25,9 @@ mod redrive;
 mod store;
 mod validate;
 
+#[cfg(test)]
+mod scenarios;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 

@@ -1,0 +1,306 @@
+//! Engine scenarios driven through `Engine::handle` with a manual clock:
+//! the state machine's promises, without HTTP in the way.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::api::*;
+use crate::clock::ManualClock;
+use crate::error::ErrorCode;
+
+struct Fixture {
+    engine: Arc<Engine>,
+    clock: ManualClock,
+    ctx: RequestContext,
+}
+
+fn fixture() -> Fixture {
+    let clock = ManualClock::new(1_700_000_000_000);
+    Fixture {
+        engine: Engine::new(Arc::new(clock.clone()), EngineConfig::default()),
+        clock,
+        ctx: RequestContext {
+            region: "us-east-1".into(),
+            account_id: "000000000000".into(),
+            base_url: "http://localhost:9324".into(),
+            trace_header: None,
+            query_protocol: false,
+        },
+    }
+}
+
+impl Fixture {
+    async fn run(&self, r: Request) -> Result<Response, SqsError> {
+        self.engine.handle(&self.ctx, r).await
+    }
+
+    async fn create(&self, name: &str, attrs: &[(&str, &str)]) -> String {
+        let r = CreateQueueRequest {
+            queue_name: Some(name.into()),
+            attributes: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            tags: BTreeMap::new(),
+        };
+        match self.run(Request::CreateQueue(r)).await.unwrap() {
+            Response::CreateQueue(r) => r.queue_url,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn send(
+        &self,
+        url: &str,
+        body: &str,
+        group: Option<&str>,
+        dedup: Option<&str>,
+    ) -> SendMessageResult {
+        let r = SendMessageRequest {
+            queue_url: Some(url.into()),
+            message_body: Some(body.into()),
+            message_group_id: group.map(String::from),
+            message_deduplication_id: dedup.map(String::from),
+            ..Default::default()
+        };
+        match self.run(Request::SendMessage(r)).await.unwrap() {
+            Response::SendMessage(r) => r,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn receive(&self, url: &str, max: i64) -> Vec<Message> {
+        let r = ReceiveMessageRequest {
+            queue_url: Some(url.into()),
+            max_number_of_messages: Some(max),
+            message_system_attribute_names: vec!["All".into()],
+            ..Default::default()
+        };
+        match self.run(Request::ReceiveMessage(r)).await.unwrap() {
+            Response::ReceiveMessage(r) => r.messages,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn delete(&self, url: &str, handle: &str) -> Result<Response, SqsError> {
+        self.run(Request::DeleteMessage(DeleteMessageRequest {
+            queue_url: Some(url.into()),
+            receipt_handle: Some(handle.into()),
+        }))
+        .await
+    }
+
+    async fn attr(&self, url: &str, name: &str) -> String {
+        let r = GetQueueAttributesRequest {
+            queue_url: Some(url.into()),
+            attribute_names: vec![name.into()],
+        };
+        match self.run(Request::GetQueueAttributes(r)).await.unwrap() {
+            Response::GetQueueAttributes(r) => r.attributes[name].clone(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn advance(&self, secs: u64) {
+        self.clock.advance(Duration::from_secs(secs));
+    }
+}
+
+#[tokio::test]
+async fn fifo_dedup_survives_delete_and_expires_after_five_minutes() {
+    let f = fixture();
+    let q = f.create("f.fifo", &[("FifoQueue", "true")]).await;
+    let first = f.send(&q, "a", Some("g"), Some("d1")).await;
+    let m = f.receive(&q, 1).await;
+    f.delete(&q, &m[0].receipt_handle).await.unwrap();
+    let dup = f.send(&q, "a", Some("g"), Some("d1")).await;
+    assert_eq!(dup.message_id, first.message_id);
+    assert_eq!(dup.sequence_number, first.sequence_number);
+    assert!(f.receive(&q, 10).await.is_empty(), "duplicate not enqueued");
+    f.advance(301);
+    let again = f.send(&q, "a", Some("g"), Some("d1")).await;
+    assert_ne!(again.message_id, first.message_id);
+    assert!(again.sequence_number.as_deref().unwrap() > first.sequence_number.as_deref().unwrap());
+    assert_eq!(first.sequence_number.unwrap().len(), 20);
+}
+
+#[tokio::test]
+async fn fifo_dedup_scope_message_group() {
+    let f = fixture();
+    let q = f
+        .create(
+            "g.fifo",
+            &[
+                ("FifoQueue", "true"),
+                ("DeduplicationScope", "messageGroup"),
+            ],
+        )
+        .await;
+    let a = f.send(&q, "x", Some("g1"), Some("same")).await;
+    let b = f.send(&q, "x", Some("g2"), Some("same")).await;
+    assert_ne!(a.message_id, b.message_id);
+    assert_eq!(f.receive(&q, 10).await.len(), 2);
+}
+
+#[tokio::test]
+async fn fifo_expired_handle_is_refused() {
+    let f = fixture();
+    let q = f
+        .create(
+            "h.fifo",
+            &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
+        )
+        .await;
+    f.send(&q, "x", Some("g"), None).await;
+    let m = f.receive(&q, 1).await;
+    f.advance(31);
+    let e = f.delete(&q, &m[0].receipt_handle).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+    assert!(
+        e.message
+            .ends_with("Reason: The receipt handle has expired."),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test]
+async fn dead_letter_on_the_receive_after_max_receive_count() {
+    let f = fixture();
+    let dlq = f.create("dlq", &[]).await;
+    let arn = f.attr(&dlq, "QueueArn").await;
+    let policy = format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":3}}"#);
+    let q = f
+        .create(
+            "src",
+            &[("VisibilityTimeout", "600"), ("RedrivePolicy", &policy)],
+        )
+        .await;
+    let sent = f.send(&q, "poison", None, None).await;
+    for i in 1..=3 {
+        let m = f.receive(&q, 1).await;
+        assert_eq!(m[0].attributes["ApproximateReceiveCount"], i.to_string());
+        f.advance(600);
+    }
+    assert!(
+        f.receive(&q, 1).await.is_empty(),
+        "the fourth attempt moves it"
+    );
+    assert_eq!(f.attr(&q, "ApproximateNumberOfMessages").await, "0");
+    let m = f.receive(&dlq, 1).await;
+    assert_eq!(m[0].message_id, sent.message_id);
+    assert_eq!(m[0].attributes["ApproximateReceiveCount"], "4");
+    assert_eq!(
+        m[0].attributes["DeadLetterQueueSourceArn"],
+        f.attr(&q, "QueueArn").await
+    );
+}
+
+#[tokio::test]
+async fn move_task_returns_each_message_to_its_source_at_the_rate() {
+    let f = fixture();
+    let dlq = f.create("dlq", &[]).await;
+    let dlq_arn = f.attr(&dlq, "QueueArn").await;
+    let policy = format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"1"}}"#);
+    let a = f
+        .create(
+            "a",
+            &[("VisibilityTimeout", "0"), ("RedrivePolicy", &policy)],
+        )
+        .await;
+    let b = f
+        .create(
+            "b",
+            &[("VisibilityTimeout", "0"), ("RedrivePolicy", &policy)],
+        )
+        .await;
+    for i in 0..2 {
+        f.send(&a, &format!("a{i}"), None, None).await;
+        f.send(&b, &format!("b{i}"), None, None).await;
+    }
+    for q in [&a, &b] {
+        f.receive(&q, 10).await;
+        assert!(f.receive(&q, 10).await.is_empty());
+    }
+    assert_eq!(f.attr(&dlq, "ApproximateNumberOfMessages").await, "4");
+    let start = StartMessageMoveTaskRequest {
+        source_arn: Some(dlq_arn.clone()),
+        max_number_of_messages_per_second: Some(1),
+        ..Default::default()
+    };
+    f.run(Request::StartMessageMoveTask(start.clone()))
+        .await
+        .unwrap();
+    let again = f
+        .run(Request::StartMessageMoveTask(start))
+        .await
+        .unwrap_err();
+    assert!(again.message.starts_with("There is already a task running"));
+    f.engine.run_move_tasks();
+    assert_eq!(
+        f.attr(&dlq, "ApproximateNumberOfMessages").await,
+        "3",
+        "one per second"
+    );
+    f.advance(1);
+    f.engine.run_move_tasks();
+    assert_eq!(f.attr(&dlq, "ApproximateNumberOfMessages").await, "2");
+    f.advance(5);
+    let list = ListMessageMoveTasksRequest {
+        source_arn: Some(dlq_arn),
+        max_results: Some(10),
+    };
+    let Response::ListMessageMoveTasks(list) =
+        f.run(Request::ListMessageMoveTasks(list)).await.unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(list.results[0].status, "COMPLETED");
+    assert_eq!(list.results[0].approximate_number_of_messages_moved, 4);
+    let bodies = |ms: Vec<Message>| {
+        let mut b: Vec<String> = ms.into_iter().map(|m| m.body).collect();
+        b.sort();
+        b
+    };
+    // Moved messages are new: receive count starts again.
+    let got_a = f.receive(&a, 10).await;
+    assert!(got_a
+        .iter()
+        .all(|m| m.attributes["ApproximateReceiveCount"] == "1"));
+    assert_eq!(bodies(got_a), vec!["a0", "a1"]);
+    assert_eq!(bodies(f.receive(&b, 10).await), vec!["b0", "b1"]);
+}
+
+#[tokio::test]
+async fn long_poll_wakes_on_visibility_expiry() {
+    let f = fixture();
+    let q = f.create("lp", &[]).await;
+    f.send(&q, "x", None, None).await;
+    let first = f.receive(&q, 1).await;
+    let engine = f.engine.clone();
+    let ctx = f.ctx.clone();
+    let q2 = q.clone();
+    let poll = tokio::spawn(async move {
+        let r = ReceiveMessageRequest {
+            queue_url: Some(q2),
+            wait_time_seconds: Some(20),
+            ..Default::default()
+        };
+        engine.handle(&ctx, Request::ReceiveMessage(r)).await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!poll.is_finished());
+    f.advance(30);
+    let Response::ReceiveMessage(r) = tokio::time::timeout(Duration::from_secs(5), poll)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(r.messages.len(), 1);
+    assert_ne!(r.messages[0].receipt_handle, first[0].receipt_handle);
+}
