@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test Retsu has, on a clean machine as on a developer's:
+#   1. formatting and lints,
+#   2. Rust unit and integration tests (the real aws-sdk-sqs client against
+#      an in-process server),
+#   3. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
+#      wire protocols, JavaScript v3 and v2, sqs-consumer), which installs its
+#      own pinned dependencies and rewrites COMPATIBILITY.md,
+#   4. a short benchmark smoke run, so the benchmark tool keeps working.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace
+
+echo "== compatibility matrix"
+bash compat/run.sh
+
+if [ -x scripts/bench.sh ]; then
+  echo "== benchmark smoke"
+  bash scripts/bench.sh --quick
+fi
