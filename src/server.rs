@@ -1,1 +1,483 @@
-//! HTTP server.
+//! The HTTP server: one handler for every method and path.
+//!
+//! SQS has a single endpoint; what a request means is decided by its
+//! headers and parameters (see [`crate::protocol`]), never by routing, so
+//! the router is just a fallback. The handler reads the body itself, with
+//! its own limit, so that an oversized request still gets an AWS-shaped
+//! error in the caller's protocol instead of a bare 413 page.
+//!
+//! Shutdown is cooperative: stop accepting, wake the engine's long polls so
+//! they answer at once, then let in-flight requests finish.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::header::CONTENT_LENGTH;
+use axum::Router;
+use bytes::{Bytes, BytesMut};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::api::Response;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::error::SqsError;
+use crate::protocol::{self, HttpRequest, HttpResponse, Settings};
+
+/// Largest request body accepted: a 1 MiB batch, base64-inflated binary
+/// attributes and form encoding fit with room to spare.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// Past this, an oversized body is not even drained: the connection is
+/// simply closed after the error.
+const DRAIN_LIMIT_BYTES: usize = 4 * MAX_BODY_BYTES;
+
+/// How long shutdown waits for the engine's background task.
+const BACKGROUND_GRACE: Duration = Duration::from_secs(5);
+
+struct AppState {
+    engine: Arc<Engine>,
+    settings: Settings,
+}
+
+/// A server accepting connections. Dropping it (and every
+/// [`ShutdownHandle`]) shuts it down, like calling [`RunningServer::shutdown`]
+/// without waiting.
+pub struct RunningServer {
+    local_addr: SocketAddr,
+    engine: Arc<Engine>,
+    stop: ShutdownHandle,
+    serve: JoinHandle<io::Result<()>>,
+    background: JoinHandle<()>,
+}
+
+/// Starts shutdown from anywhere (a signal task, a test).
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl ShutdownHandle {
+    /// Begins graceful shutdown; returns at once.
+    pub fn shutdown(&self) {
+        self.tx.send_replace(true);
+    }
+}
+
+/// Binds `config.host:config.port`, starts the engine (and its background
+/// task) and serves until shut down. Returns once the socket is listening.
+pub async fn start(config: Config, clock: Arc<dyn Clock>) -> io::Result<RunningServer> {
+    let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
+    let local_addr = listener.local_addr()?;
+    let engine = Engine::new(clock, config.engine_config());
+    let background = tokio::spawn(engine.clone().run_background());
+
+    let state = Arc::new(AppState {
+        engine: engine.clone(),
+        settings: Settings {
+            default_region: config.region.clone(),
+            account_id: config.account_id.clone(),
+            base_url: config.base_url.clone(),
+            fallback_base_url: format!("http://{}", connectable(local_addr)),
+        },
+    });
+    let app = Router::new().fallback(handle).with_state(state);
+
+    let (tx, mut rx) = watch::channel(false);
+    let engine_for_stop = engine.clone();
+    let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+        // A dropped sender (server dropped) also means stop.
+        let _ = rx.wait_for(|stop| *stop).await;
+        engine_for_stop.shutdown();
+    });
+    let serve = tokio::spawn(async move { serve.await });
+
+    tracing::info!("retsu listening on http://{local_addr}");
+    Ok(RunningServer {
+        local_addr,
+        engine,
+        stop: ShutdownHandle { tx: Arc::new(tx) },
+        serve,
+        background,
+    })
+}
+
+impl RunningServer {
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// `http://IP:PORT` a client on this machine can reach (loopback when
+    /// bound to a wildcard address).
+    pub fn endpoint_url(&self) -> String {
+        format!("http://{}", connectable(self.local_addr))
+    }
+
+    pub fn engine(&self) -> Arc<Engine> {
+        self.engine.clone()
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.stop.clone()
+    }
+
+    /// Shuts down gracefully and waits until every connection is closed.
+    pub async fn shutdown(self) -> io::Result<()> {
+        self.stop.shutdown();
+        self.wait().await
+    }
+
+    /// Waits until the server stops (after a [`ShutdownHandle::shutdown`]).
+    pub async fn wait(self) -> io::Result<()> {
+        let RunningServer {
+            stop,
+            serve,
+            mut background,
+            ..
+        } = self;
+        let served = serve.await.unwrap_or_else(|e| Err(io::Error::other(e)));
+        drop(stop);
+        if tokio::time::timeout(BACKGROUND_GRACE, &mut background)
+            .await
+            .is_err()
+        {
+            tracing::warn!("engine background task did not stop; aborting it");
+            background.abort();
+        }
+        served
+    }
+}
+
+/// A wildcard bind address is not something to connect to; use loopback.
+fn connectable(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => (Ipv4Addr::LOCALHOST, addr.port()).into(),
+        IpAddr::V6(ip) if ip.is_unspecified() => (Ipv6Addr::LOCALHOST, addr.port()).into(),
+        _ => addr,
+    }
+}
+
+async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::response::Response {
+    let started = Instant::now();
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let (parts, body) = req.into_parts();
+    let body = match read_body(&parts.headers, body, MAX_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(message) => {
+            tracing::debug!(%request_id, "rejected body: {message}");
+            let protocol = protocol::protocol_from_headers(&parts.headers);
+            return into_http(protocol::encode_error(
+                protocol,
+                &SqsError::invalid_value(message),
+                &request_id,
+            ));
+        }
+    };
+    let request = HttpRequest {
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().map(str::to_string),
+        headers: parts.headers,
+        body,
+    };
+    let (action, failure, response) = match protocol::decode(&request, &state.settings, &request_id)
+    {
+        Ok(call) => {
+            let action = call.request.action();
+            let protocol = call.protocol;
+            let result = run_engine(&state.engine, call).await;
+            let failure = result.as_ref().err().map(ToString::to_string);
+            (
+                Some(action.name()),
+                failure,
+                protocol::encode(protocol, &result, &request_id),
+            )
+        }
+        Err(response) => (None, None, response),
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let status = response.status;
+    if status >= 500 {
+        tracing::warn!(%request_id, method = %parts.method, path = %request.path, action, status, elapsed_ms, error = failure.as_deref(), "request failed");
+    } else {
+        tracing::debug!(%request_id, method = %parts.method, path = %request.path, action, status, elapsed_ms, error = failure.as_deref(), "request");
+    }
+    into_http(response)
+}
+
+/// Runs the engine, turning a panic into InternalError so the client gets
+/// an answer rather than a dropped connection.
+async fn run_engine(engine: &Engine, call: protocol::Call) -> Result<Response, SqsError> {
+    let fut = engine.handle(&call.context, call.request);
+    match CatchUnwind(Box::pin(fut)).await {
+        Ok(result) => result,
+        Err(()) => Err(SqsError::internal(
+            "The engine failed while handling the request.",
+        )),
+    }
+}
+
+/// Like `futures::FutureExt::catch_unwind`, without the dependency. Unlike
+/// spawning a task, it keeps cancellation: a dropped connection drops it.
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(_) => Poll::Ready(Err(())),
+        }
+    }
+}
+
+/// Reads the whole body, refusing more than `limit` bytes. An oversized
+/// body is still drained (up to [`DRAIN_LIMIT_BYTES`]) so that a client
+/// busy sending it reads our error rather than a connection reset.
+async fn read_body(
+    headers: &axum::http::HeaderMap,
+    mut body: Body,
+    limit: usize,
+) -> Result<Bytes, String> {
+    let too_large = format!("The request body is longer than the {limit}-byte limit.");
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > DRAIN_LIMIT_BYTES as u64) {
+        return Err(too_large);
+    }
+    let mut buf = BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|e| format!("The request body could not be read: {e}"))?;
+        if let Ok(data) = frame.into_data() {
+            seen = seen.saturating_add(data.len());
+            if seen > DRAIN_LIMIT_BYTES {
+                return Err(too_large);
+            }
+            if seen <= limit {
+                buf.extend_from_slice(&data);
+            }
+        }
+    }
+    if seen > limit {
+        return Err(too_large);
+    }
+    Ok(buf.freeze())
+}
+
+fn into_http(response: HttpResponse) -> axum::response::Response {
+    let mut builder = axum::response::Response::builder()
+        .status(response.status)
+        .header(axum::http::header::CONTENT_TYPE, response.content_type);
+    for (name, value) in &response.headers {
+        builder = builder.header(*name, value.as_str());
+    }
+    builder.body(Body::from(response.body)).unwrap_or_else(|e| {
+        tracing::error!("cannot build response: {e}");
+        let mut fallback = axum::response::Response::new(Body::from("internal error"));
+        *fallback.status_mut() = axum::http::StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SystemClock;
+
+    async fn server() -> RunningServer {
+        start(Config::ephemeral(), Arc::new(SystemClock))
+            .await
+            .expect("binds")
+    }
+
+    fn request_id(resp: &reqwest::Response) -> String {
+        let id = resp
+            .headers()
+            .get("x-amzn-requestid")
+            .expect("request id header")
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
+        id
+    }
+
+    #[tokio::test]
+    async fn query_protocol_dispatch_over_http() {
+        let server = server().await;
+        let client = reqwest::Client::new();
+        let url = server.endpoint_url();
+
+        let resp = client.get(format!("{url}/")).send().await.unwrap();
+        assert_eq!(resp.status(), 404);
+        request_id(&resp);
+        assert_eq!(resp.text().await.unwrap(), "<UnknownOperationException/>");
+
+        let resp = client
+            .post(format!("{url}/"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("Action=FooBar&Version=2012-11-05")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400);
+        assert_eq!(resp.headers()["content-type"], "text/xml");
+        let id = request_id(&resp);
+        let body = resp.text().await.unwrap();
+        assert!(body.contains("<Code>InvalidAction</Code>"), "{body}");
+        assert!(
+            body.contains(&format!("<RequestId>{id}</RequestId>")),
+            "{body}"
+        );
+
+        let resp = client
+            .get(format!("{url}/000000000000/q?Action=ListQueues"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400);
+        assert!(resp
+            .text()
+            .await
+            .unwrap()
+            .contains("The action ListQueues is not valid for this endpoint."));
+        server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn json_protocol_over_http() {
+        let server = server().await;
+        let client = reqwest::Client::new();
+        let url = server.endpoint_url();
+
+        let resp = client
+            .post(format!("{url}/"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("x-amz-target", "AmazonSQS.NoSuchThing")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400);
+        assert_eq!(
+            resp.headers()["x-amzn-query-error"],
+            "UnknownOperationException;Sender"
+        );
+        request_id(&resp);
+
+        let resp = client
+            .post(format!("{url}/"))
+            .header("x-amz-target", "AmazonSQS.ListQueues")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400);
+        assert!(resp
+            .text()
+            .await
+            .unwrap()
+            .contains("SerializationException"));
+
+        // A request that reaches the engine: whatever it answers, it is a
+        // well-formed JSON reply with a request id.
+        let resp = client
+            .post(format!("{url}/"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("x-amz-target", "AmazonSQS.GetQueueUrl")
+            .body(r#"{"QueueName":"does-not-exist"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.headers()["content-type"], "application/x-amz-json-1.0");
+        request_id(&resp);
+        assert!(resp.headers().contains_key("x-amzn-query-error"));
+        let body: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+        assert!(body["__type"].is_string());
+        server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn oversized_body_gets_an_aws_error() {
+        let server = server().await;
+        let resp = reqwest::Client::new()
+            .post(format!("{}/", server.endpoint_url()))
+            .header("x-amz-target", "AmazonSQS.SendMessage")
+            .body(vec![b' '; MAX_BODY_BYTES + 1])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400);
+        assert_eq!(
+            resp.headers()["x-amzn-query-error"],
+            "InvalidParameterValue;Sender"
+        );
+        server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn shutdown_stops_accepting() {
+        let server = server().await;
+        let addr = server.local_addr();
+        assert!(tokio::net::TcpStream::connect(addr).await.is_ok());
+        let handle = server.shutdown_handle();
+        handle.shutdown();
+        tokio::time::timeout(Duration::from_secs(10), server.wait())
+            .await
+            .expect("stops promptly")
+            .unwrap();
+        assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn dropping_the_server_shuts_it_down() {
+        let server = server().await;
+        let addr = server.local_addr();
+        drop(server);
+        let closed = async {
+            while tokio::net::TcpStream::connect(addr).await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), closed)
+            .await
+            .expect("listener closes after drop");
+    }
+
+    #[test]
+    fn wildcard_addresses_become_loopback() {
+        let any: SocketAddr = "0.0.0.0:9324".parse().unwrap();
+        assert_eq!(connectable(any).to_string(), "127.0.0.1:9324");
+        let any6: SocketAddr = "[::]:9324".parse().unwrap();
+        assert_eq!(connectable(any6).to_string(), "[::1]:9324");
+    }
+
+    #[tokio::test]
+    async fn engine_panics_become_internal_errors() {
+        let result: Result<(), ()> = CatchUnwind(Box::pin(async {
+            if true {
+                panic!("boom");
+            }
+        }))
+        .await;
+        assert!(result.is_err());
+        let result: Result<u8, ()> = CatchUnwind(Box::pin(async { 7 })).await;
+        assert_eq!(result, Ok(7));
+    }
+}

@@ -1,1 +1,451 @@
-//! Wire protocols.
+//! Wire protocols: AWS JSON 1.0 and AWS Query (XML), decoded into the one
+//! typed API and encoded back in the caller's protocol.
+//!
+//! SQS speaks both at once on the same endpoint: current SDKs send JSON,
+//! older ones (botocore before 1.34.90, Java v1 before 1.12.584, …) send
+//! query. Dispatch follows spec §1.1: a JSON target header or Content-Type
+//! wins regardless of path, otherwise an `Action` parameter means query.
+//!
+//! This module is plain functions over [`HttpRequest`]/[`HttpResponse`] so
+//! it can be tested without a socket; `server` only moves bytes. Every
+//! response, success or error, carries a fresh request id, in the
+//! `x-amzn-RequestId` header and, for XML, in the body as well.
+
+pub mod context;
+pub mod json;
+pub mod query;
+pub mod xml;
+
+use axum::http::HeaderMap;
+use bytes::Bytes;
+
+use crate::api::{Action, Request, RequestContext, Response};
+use crate::error::{ErrorCode, SqsError};
+
+pub use context::Settings;
+
+/// Which wire protocol a request speaks (and its response must).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Json,
+    Query,
+}
+
+/// The parts of an HTTP request the protocols look at.
+#[derive(Debug, Clone, Default)]
+pub struct HttpRequest {
+    pub path: String,
+    /// The raw (still percent-encoded) query string.
+    pub query: Option<String>,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// A response ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub content_type: &'static str,
+    /// Extra headers, `x-amzn-RequestId` included.
+    pub headers: Vec<(&'static str, String)>,
+    pub body: String,
+}
+
+pub const REQUEST_ID_HEADER: &str = "x-amzn-RequestId";
+pub const QUERY_ERROR_HEADER: &str = "x-amzn-query-error";
+
+/// A decoded request, ready for the engine.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub protocol: Protocol,
+    pub context: RequestContext,
+    pub request: Request,
+}
+
+/// How a request is to be read (spec §1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dispatch {
+    Json,
+    /// Query, with its merged parameters.
+    Query(query::Params),
+    /// Neither a JSON target nor an `Action` parameter.
+    NoAction,
+}
+
+/// Decides the protocol of a request.
+pub fn dispatch(req: &HttpRequest) -> Dispatch {
+    if json::is_json(&req.headers) {
+        return Dispatch::Json;
+    }
+    let params = query::params(req.query.as_deref(), &req.headers, &req.body);
+    if query::param(&params, "Action").is_some() {
+        Dispatch::Query(params)
+    } else {
+        Dispatch::NoAction
+    }
+}
+
+/// The protocol to answer in when the request could not even be read (for
+/// example an over-long body): decided from the headers alone.
+pub fn protocol_from_headers(headers: &HeaderMap) -> Protocol {
+    if json::is_json(headers) {
+        Protocol::Json
+    } else {
+        Protocol::Query
+    }
+}
+
+/// Decodes a request, or returns the error response to send instead.
+pub fn decode(
+    req: &HttpRequest,
+    settings: &Settings,
+    request_id: &str,
+) -> Result<Call, HttpResponse> {
+    match dispatch(req) {
+        Dispatch::Json => {
+            let params = query::params(req.query.as_deref(), &HeaderMap::new(), &[]);
+            let context = context::build(settings, &req.headers, &params, false);
+            let request = json::action(&req.headers)
+                .and_then(|action| json::decode(action, &req.body))
+                .map_err(|e| encode_error(Protocol::Json, &e, request_id))?;
+            Ok(Call {
+                protocol: Protocol::Json,
+                context,
+                request,
+            })
+        }
+        Dispatch::Query(params) => {
+            let context = context::build(settings, &req.headers, &params, true);
+            let request = decode_query(req, &params, &context)
+                .map_err(|e| encode_error(Protocol::Query, &e, request_id))?;
+            Ok(Call {
+                protocol: Protocol::Query,
+                context,
+                request,
+            })
+        }
+        Dispatch::NoAction => Err(HttpResponse {
+            status: 404,
+            content_type: xml::CONTENT_TYPE,
+            headers: vec![(REQUEST_ID_HEADER, request_id.to_string())],
+            body: xml::UNKNOWN_OPERATION_BODY.to_string(),
+        }),
+    }
+}
+
+fn decode_query(
+    req: &HttpRequest,
+    params: &query::Params,
+    context: &RequestContext,
+) -> Result<Request, SqsError> {
+    let name = query::param(params, "Action").unwrap_or_default();
+    let invalid = || {
+        SqsError::new(
+            ErrorCode::InvalidAction,
+            format!("The action {name} is not valid for this endpoint."),
+        )
+    };
+    let action = Action::from_name(name).ok_or_else(invalid)?;
+    let queue_path = query::queue_path(&req.path);
+    // Account-level actions are not valid on a queue's endpoint [R].
+    if queue_path.is_some()
+        && matches!(
+            action,
+            Action::ListQueues | Action::CreateQueue | Action::GetQueueUrl
+        )
+    {
+        return Err(invalid());
+    }
+    let url_from_path = queue_path.map(|p| format!("{}{p}", context.base_url));
+    query::decode(action, params, url_from_path)
+}
+
+/// Encodes the engine's answer in the caller's protocol.
+pub fn encode(
+    protocol: Protocol,
+    result: &Result<Response, SqsError>,
+    request_id: &str,
+) -> HttpResponse {
+    match result {
+        Ok(response) => encode_response(protocol, response, request_id),
+        Err(error) => encode_error(protocol, error, request_id),
+    }
+}
+
+pub fn encode_response(protocol: Protocol, response: &Response, request_id: &str) -> HttpResponse {
+    let (content_type, body) = match protocol {
+        Protocol::Json => (json::CONTENT_TYPE, json::encode_response(response)),
+        Protocol::Query => (
+            xml::CONTENT_TYPE,
+            xml::encode_response(response, request_id),
+        ),
+    };
+    HttpResponse {
+        status: 200,
+        content_type,
+        headers: vec![(REQUEST_ID_HEADER, request_id.to_string())],
+        body,
+    }
+}
+
+pub fn encode_error(protocol: Protocol, error: &SqsError, request_id: &str) -> HttpResponse {
+    let mut headers = vec![(REQUEST_ID_HEADER, request_id.to_string())];
+    let (content_type, body) = match protocol {
+        Protocol::Json => {
+            headers.push((QUERY_ERROR_HEADER, json::query_error_header(error)));
+            (json::CONTENT_TYPE, json::encode_error(error))
+        }
+        Protocol::Query => (xml::CONTENT_TYPE, xml::encode_error(error, request_id)),
+    };
+    HttpResponse {
+        status: error.code.status(),
+        content_type,
+        headers,
+        body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::QueueUrlResult;
+
+    fn settings() -> Settings {
+        Settings {
+            default_region: "us-east-1".into(),
+            account_id: "000000000000".into(),
+            base_url: None,
+            fallback_base_url: "http://127.0.0.1:9324".into(),
+        }
+    }
+
+    fn request(
+        path: &str,
+        query: Option<&str>,
+        headers: &[(&'static str, &str)],
+        body: &str,
+    ) -> HttpRequest {
+        let mut h = HeaderMap::new();
+        for (k, v) in headers {
+            h.insert(*k, v.parse().unwrap());
+        }
+        HttpRequest {
+            path: path.into(),
+            query: query.map(str::to_string),
+            headers: h,
+            body: Bytes::from(body.to_string()),
+        }
+    }
+
+    const FORM: (&str, &str) = ("content-type", "application/x-www-form-urlencoded");
+    const HOST: (&str, &str) = ("host", "localhost:9324");
+
+    fn header<'a>(resp: &'a HttpResponse, name: &str) -> Option<&'a str> {
+        resp.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn dispatch_decisions() {
+        // JSON by target, even on a queue path and with an Action param.
+        let r = request(
+            "/000000000000/q",
+            Some("Action=ListQueues"),
+            &[("x-amz-target", "AmazonSQS.ListQueues")],
+            "{}",
+        );
+        assert_eq!(dispatch(&r), Dispatch::Json);
+        // JSON by content type alone.
+        let r = request(
+            "/",
+            None,
+            &[("content-type", "application/x-amz-json-1.0")],
+            "{}",
+        );
+        assert_eq!(dispatch(&r), Dispatch::Json);
+        // Query by form body, and by GET query string.
+        let r = request("/", None, &[FORM], "Action=ListQueues");
+        assert!(matches!(dispatch(&r), Dispatch::Query(_)));
+        let r = request("/", Some("Action=ListQueues&Version=2012-11-05"), &[], "");
+        assert!(matches!(dispatch(&r), Dispatch::Query(_)));
+        // Nothing at all.
+        let r = request("/", None, &[], "");
+        assert_eq!(dispatch(&r), Dispatch::NoAction);
+        let r = request("/", Some("Version=2012-11-05"), &[FORM], "QueueName=x");
+        assert_eq!(dispatch(&r), Dispatch::NoAction);
+    }
+
+    #[test]
+    fn query_without_action_is_404() {
+        let resp = decode(&request("/", None, &[], ""), &settings(), "rid").unwrap_err();
+        assert_eq!(resp.status, 404);
+        assert_eq!(resp.body, "<UnknownOperationException/>");
+        assert_eq!(resp.content_type, "text/xml");
+        assert_eq!(header(&resp, "x-amzn-requestid"), Some("rid"));
+    }
+
+    #[test]
+    fn unknown_query_action() {
+        let resp = decode(
+            &request("/", None, &[FORM], "Action=FooBar"),
+            &settings(),
+            "rid",
+        )
+        .unwrap_err();
+        assert_eq!(resp.status, 400);
+        assert!(resp.body.contains("<Code>InvalidAction</Code>"));
+        assert!(resp
+            .body
+            .contains("<Message>The action FooBar is not valid for this endpoint.</Message>"));
+        assert!(resp.body.contains("<RequestId>rid</RequestId>"));
+    }
+
+    #[test]
+    fn account_actions_on_a_queue_path_are_invalid() {
+        for action in ["ListQueues", "CreateQueue", "GetQueueUrl"] {
+            let body = format!("Action={action}&QueueName=q");
+            let resp = decode(
+                &request("/000000000000/q", None, &[FORM], &body),
+                &settings(),
+                "rid",
+            )
+            .unwrap_err();
+            assert_eq!(resp.status, 400);
+            assert!(resp.body.contains(&format!(
+                "The action {action} is not valid for this endpoint."
+            )));
+        }
+        // The same on "/" is fine.
+        let call = decode(
+            &request("/", None, &[FORM], "Action=ListQueues"),
+            &settings(),
+            "rid",
+        )
+        .unwrap();
+        assert_eq!(call.protocol, Protocol::Query);
+        assert!(matches!(call.request, Request::ListQueues(_)));
+    }
+
+    #[test]
+    fn query_queue_url_from_path_and_host() {
+        let call = decode(
+            &request(
+                "/000000000000/jobs",
+                None,
+                &[FORM, HOST],
+                "Action=SendMessage&MessageBody=hi",
+            ),
+            &settings(),
+            "rid",
+        )
+        .unwrap();
+        match call.request {
+            Request::SendMessage(r) => assert_eq!(
+                r.queue_url.as_deref(),
+                Some("http://localhost:9324/000000000000/jobs")
+            ),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(call.context.query_protocol);
+        assert_eq!(call.context.base_url, "http://localhost:9324");
+    }
+
+    #[test]
+    fn json_errors() {
+        let resp = decode(
+            &request("/", None, &[("x-amz-target", "AmazonSQS.FooBar")], "{}"),
+            &settings(),
+            "rid",
+        )
+        .unwrap_err();
+        assert_eq!(resp.status, 400);
+        assert_eq!(resp.content_type, "application/x-amz-json-1.0");
+        assert!(resp
+            .body
+            .contains(r#""__type":"com.amazon.coral.service#UnknownOperationException""#));
+        assert_eq!(
+            header(&resp, "x-amzn-query-error"),
+            Some("UnknownOperationException;Sender")
+        );
+        let resp = decode(
+            &request(
+                "/",
+                None,
+                &[("x-amz-target", "AmazonSQS.ListQueues")],
+                "{nope",
+            ),
+            &settings(),
+            "rid",
+        )
+        .unwrap_err();
+        assert_eq!(resp.status, 400);
+        assert!(resp.body.contains("SerializationException"));
+        assert_eq!(header(&resp, "x-amzn-requestid"), Some("rid"));
+    }
+
+    #[test]
+    fn json_call_context() {
+        let call = decode(
+            &request(
+                "/",
+                None,
+                &[
+                    ("x-amz-target", "AmazonSQS.GetQueueUrl"),
+                    HOST,
+                    (
+                        "authorization",
+                        "AWS4-HMAC-SHA256 Credential=AKID/20240101/eu-central-1/sqs/aws4_request, SignedHeaders=host, Signature=x",
+                    ),
+                ],
+                r#"{"QueueName":"q"}"#,
+            ),
+            &settings(),
+            "rid",
+        )
+        .unwrap();
+        assert_eq!(call.protocol, Protocol::Json);
+        assert_eq!(call.context.region, "eu-central-1");
+        assert!(!call.context.query_protocol);
+        assert!(matches!(call.request, Request::GetQueueUrl(_)));
+    }
+
+    #[test]
+    fn queue_does_not_exist_wording_per_protocol() {
+        let err: Result<Response, SqsError> = Err(SqsError::queue_does_not_exist());
+        let j = encode(Protocol::Json, &err, "r");
+        assert!(j.body.contains("The specified queue does not exist."));
+        assert_eq!(
+            header(&j, "x-amzn-query-error"),
+            Some("AWS.SimpleQueueService.NonExistentQueue;Sender")
+        );
+        let q = encode(Protocol::Query, &err, "r");
+        assert!(q
+            .body
+            .contains("The specified queue does not exist for this wsdl version."));
+        assert_eq!(q.status, 400);
+        assert_eq!(header(&q, "x-amzn-query-error"), None);
+    }
+
+    #[test]
+    fn successes_in_both_protocols() {
+        let ok: Result<Response, SqsError> = Ok(Response::GetQueueUrl(QueueUrlResult {
+            queue_url: "http://h/000000000000/q".into(),
+        }));
+        let j = encode(Protocol::Json, &ok, "r1");
+        assert_eq!(j.status, 200);
+        assert_eq!(j.body, r#"{"QueueUrl":"http://h/000000000000/q"}"#);
+        assert_eq!(header(&j, "x-amzn-requestid"), Some("r1"));
+        let q = encode(Protocol::Query, &ok, "r1");
+        assert_eq!(
+            q.body,
+            concat!(
+                r#"<GetQueueUrlResponse xmlns="http://queue.amazonaws.com/doc/2012-11-05/">"#,
+                "<GetQueueUrlResult><QueueUrl>http://h/000000000000/q</QueueUrl></GetQueueUrlResult>",
+                "<ResponseMetadata><RequestId>r1</RequestId></ResponseMetadata></GetQueueUrlResponse>"
+            )
+        );
+        assert_eq!(header(&q, "x-amzn-requestid"), Some("r1"));
+    }
+}
