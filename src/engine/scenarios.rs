@@ -221,8 +221,8 @@ async fn move_task_returns_each_message_to_its_source_at_the_rate() {
         f.send(&b, &format!("b{i}"), None, None).await;
     }
     for q in [&a, &b] {
-        f.receive(&q, 10).await;
-        assert!(f.receive(&q, 10).await.is_empty());
+        f.receive(q, 10).await;
+        assert!(f.receive(q, 10).await.is_empty());
     }
     assert_eq!(f.attr(&dlq, "ApproximateNumberOfMessages").await, "4");
     let start = StartMessageMoveTaskRequest {
