@@ -112,7 +112,9 @@ pub struct Received {
 /// All messages of one queue and the indexes over them.
 #[derive(Debug)]
 pub struct MessageStore {
-    messages: HashMap<u64, StoredMessage>,
+    /// Boxed so the map's slack (up to half its slots) costs a pointer per
+    /// slot, not a whole message.
+    messages: HashMap<u64, Box<StoredMessage>>,
     next_seq: u64,
     next_nonce: u64,
     delayed: BTreeSet<(u64, u64)>,
@@ -158,7 +160,7 @@ impl MessageStore {
     }
 
     pub fn get(&self, seq: u64) -> Option<&StoredMessage> {
-        self.messages.get(&seq)
+        self.messages.get(&seq).map(|m| &**m)
     }
 
     /// The earliest time at which a time-driven transition is due.
@@ -241,11 +243,11 @@ impl MessageStore {
                 .messages
                 .push_back(seq);
             self.transition(how, &message);
-            self.messages.insert(seq, message);
+            self.messages.insert(seq, Box::new(message));
             self.maybe_ready(&group_id);
         } else {
             self.transition(how, &message);
-            self.messages.insert(seq, message);
+            self.messages.insert(seq, Box::new(message));
         }
         seq
     }
@@ -299,7 +301,7 @@ impl MessageStore {
 
     /// Removes a message from every index. Returns it.
     pub fn remove(&mut self, seq: u64, how: Transition) -> Option<StoredMessage> {
-        let message = self.messages.remove(&seq)?;
+        let message = *self.messages.remove(&seq)?;
         self.by_age.remove(&(message.enqueued_ms, seq));
         match message.state {
             State::Delayed(until) => {
