@@ -299,6 +299,37 @@ impl MessageStore {
         }
     }
 
+    /// Pops the next FIFO group that can be served now: nothing of it in
+    /// flight. (Entries are checked here, lazily, not kept exact.)
+    fn next_ready_group(&mut self) -> Option<Arc<str>> {
+        let fifo = self.fifo.as_mut()?;
+        while let Some(group_id) = fifo.ready_groups.pop_front() {
+            let Some(group) = fifo.groups.get_mut(&group_id) else {
+                continue;
+            };
+            group.queued = false;
+            if group.in_flight == 0 {
+                return Some(group_id);
+            }
+        }
+        None
+    }
+
+    /// After a group was served: forget it if empty, else queue it again
+    /// if it can still be served.
+    fn settle_group(&mut self, group_id: &Arc<str>) {
+        let Some(fifo) = &mut self.fifo else { return };
+        if fifo
+            .groups
+            .get(group_id)
+            .is_some_and(|g| g.messages.is_empty() && !g.queued)
+        {
+            fifo.groups.remove(group_id);
+        } else {
+            self.maybe_ready(group_id);
+        }
+    }
+
     /// Removes a message from every index. Returns it.
     pub fn remove(&mut self, seq: u64, how: Transition) -> Option<StoredMessage> {
         let message = *self.messages.remove(&seq)?;
@@ -386,17 +417,9 @@ impl MessageStore {
             return out;
         }
         while out.seqs.len() < max {
-            let fifo = self.fifo.as_mut().expect("fifo");
-            let Some(group_id) = fifo.ready_groups.pop_front() else {
+            let Some(group_id) = self.next_ready_group() else {
                 break;
             };
-            let Some(group) = fifo.groups.get_mut(&group_id) else {
-                continue;
-            };
-            group.queued = false;
-            if group.in_flight > 0 {
-                continue;
-            }
             let mut index = 0;
             while out.seqs.len() < max {
                 let fifo = self.fifo.as_mut().expect("fifo");
@@ -423,16 +446,7 @@ impl MessageStore {
                 out.seqs.push(seq);
                 index += 1;
             }
-            let fifo = self.fifo.as_mut().expect("fifo");
-            if fifo
-                .groups
-                .get(&group_id)
-                .is_some_and(|g| g.messages.is_empty() && !g.queued)
-            {
-                fifo.groups.remove(&group_id);
-            } else {
-                self.maybe_ready(&group_id);
-            }
+            self.settle_group(&group_id);
         }
         out
     }
@@ -507,20 +521,10 @@ impl MessageStore {
             }
             return out;
         }
-        let mut passes = 0;
-        while out.len() < max && passes < 2 {
-            let fifo = self.fifo.as_mut().expect("fifo");
-            let Some(group_id) = fifo.ready_groups.pop_front() else {
-                passes += 1;
-                continue;
+        while out.len() < max {
+            let Some(group_id) = self.next_ready_group() else {
+                break;
             };
-            let Some(group) = fifo.groups.get_mut(&group_id) else {
-                continue;
-            };
-            group.queued = false;
-            if group.in_flight > 0 {
-                continue;
-            }
             while out.len() < max {
                 let fifo = self.fifo.as_ref().expect("fifo");
                 let Some(&seq) = fifo.groups.get(&group_id).and_then(|g| g.messages.front()) else {
@@ -531,16 +535,7 @@ impl MessageStore {
                 }
                 out.extend(self.remove(seq, Transition::MovedByTask));
             }
-            let fifo = self.fifo.as_mut().expect("fifo");
-            if fifo
-                .groups
-                .get(&group_id)
-                .is_some_and(|g| g.messages.is_empty() && !g.queued)
-            {
-                fifo.groups.remove(&group_id);
-            } else {
-                self.maybe_ready(&group_id);
-            }
+            self.settle_group(&group_id);
         }
         out
     }
