@@ -151,10 +151,12 @@ impl Node {
     }
 
     /// The members of a flattened list, by numeric index. Anything not under
-    /// a number (a bare value, or fields right under the name) is member 1.
+    /// a number (a bare value, or fields right under the name) is member 1,
+    /// except a bare empty value: that is how botocore and the JavaScript v2
+    /// SDK send an empty list (`AttributeName=`).
     fn items(self) -> BTreeMap<u64, Node> {
         let mut items: BTreeMap<u64, Node> = BTreeMap::new();
-        if let Some(v) = self.value {
+        if let Some(v) = self.value.filter(|v| !v.is_empty()) {
             items.entry(1).or_default().value = Some(v);
         }
         for (key, child) in self.children {
@@ -441,6 +443,25 @@ mod tests {
         let v = to_json(Action::GetQueueAttributes, &pairs).unwrap();
         let names: Vec<String> = (1..=11).map(|i| format!("n{i}")).collect();
         assert_eq!(v, json!({ "AttributeNames": names }));
+    }
+
+    #[test]
+    fn bare_empty_value_is_an_empty_list() {
+        let v = convert(Action::GetQueueAttributes, &[("AttributeName", "")]);
+        assert!(
+            v.get("AttributeNames")
+                .is_none_or(|l| l.as_array().is_some_and(Vec::is_empty)),
+            "{v}"
+        );
+        let v = convert(
+            Action::SendMessageBatch,
+            &[("SendMessageBatchRequestEntry", "")],
+        );
+        assert!(
+            v.get("Entries")
+                .is_none_or(|l| l.as_array().is_some_and(Vec::is_empty)),
+            "{v}"
+        );
     }
 
     #[test]
