@@ -216,9 +216,10 @@ async fn move_task_returns_each_message_to_its_source_at_the_rate() {
             &[("VisibilityTimeout", "0"), ("RedrivePolicy", &policy)],
         )
         .await;
+    let mut original_ids = Vec::new();
     for i in 0..2 {
-        f.send(&a, &format!("a{i}"), None, None).await;
-        f.send(&b, &format!("b{i}"), None, None).await;
+        original_ids.push(f.send(&a, &format!("a{i}"), None, None).await.message_id);
+        original_ids.push(f.send(&b, &format!("b{i}"), None, None).await.message_id);
     }
     for q in [&a, &b] {
         f.receive(q, 10).await;
@@ -266,6 +267,7 @@ async fn move_task_returns_each_message_to_its_source_at_the_rate() {
     };
     // Moved messages are new: receive count starts again.
     let got_a = f.receive(&a, 10).await;
+    assert!(got_a.iter().all(|m| !original_ids.contains(&m.message_id)));
     assert!(got_a
         .iter()
         .all(|m| m.attributes["ApproximateReceiveCount"] == "1"));
