@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Creates the three pinned Python environments of the compatibility suite:
+#   compat/.venv-boto3-current  <- requirements-current.txt (JSON protocol)
+#   compat/.venv-boto3-query    <- requirements-query.txt   (query protocol)
+#   compat/.venv-cli            <- requirements-cli.txt     (aws-cli v1)
+# Needs only python3 (with venv, or pip to fetch virtualenv) and PyPI.
+# Idempotent: a venv whose requirements file has not changed is left alone.
+# Usage: compat/python/setup.sh [current|query|cli ...]   (default: all three)
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+compat="$(dirname "$here")"
+PYTHON="${PYTHON:-python3}"
+
+make_venv() {
+  local dir="$1"
+  if "$PYTHON" -m venv "$dir" 2>/dev/null && [ -x "$dir/bin/pip" ]; then
+    return 0
+  fi
+  # Debian's python3 without python3-venv: fall back to virtualenv from PyPI.
+  rm -rf "$dir"
+  echo "python3 -m venv unavailable; installing virtualenv" >&2
+  "$PYTHON" -m pip install --quiet --user "virtualenv==20.26.6"
+  "$PYTHON" -m virtualenv --quiet "$dir"
+}
+
+setup_one() {
+  local name="$1" req="$2"
+  local dir="$compat/.venv-$name"
+  local stamp="$dir/.requirements.sha256"
+  local want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$dir/bin/python" ]; then
+    echo "venv $name: up to date"
+    return 0
+  fi
+  echo "venv $name: installing $(basename "$req")"
+  rm -rf "$dir"
+  make_venv "$dir"
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-input -r "$req"
+  # Refuse anything that is not exactly what the file pins.
+  "$dir/bin/python" - "$req" <<'EOF'
+import sys
+from importlib import metadata
+bad = []
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if not line:
+        continue
+    name, version = line.split("==")
+    try:
+        got = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        got = None
+    if got != version:
+        bad.append(f"{name}: want {version}, got {got}")
+if bad:
+    sys.exit("pinned versions not installed: " + "; ".join(bad))
+EOF
+  echo "$want" >"$stamp"
+}
+
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(current query cli)
+for t in "${targets[@]}"; do
+  case "$t" in
+    current) setup_one boto3-current "$here/requirements-current.txt" ;;
+    query) setup_one boto3-query "$here/requirements-query.txt" ;;
+    cli) setup_one cli "$here/requirements-cli.txt" ;;
+    *) echo "unknown environment: $t" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# The cross-SDK compatibility matrix: builds retsu, installs every pinned
+# client, runs each suite against its own freshly started server, and writes
+# COMPATIBILITY.md at the repository root.
+#
+#   bash compat/run.sh              # every suite
+#   bash compat/run.sh boto3-query  # some suites (others' old results are kept)
+#
+# Suites: aws-cli, boto3-json, boto3-query, node. Each gets a FRESH `retsu`
+# on a free 127.0.0.1 port, with --log-level debug; its output and the
+# server's log go to compat/results/logs/<suite>.{log,server.log}.
+#
+# Needs python3 (venv + pip), node/npm (for the node suite) and cargo; reaches
+# only PyPI, npm and crates.io. Exit status: non-zero if any applicable
+# scenario failed, a suite could not run, or a result is missing.
+#
+# Environment:
+#   RETSU_BIN=path   use this binary instead of `cargo build --release --bin retsu`
+#
+# ---------------------------------------------------------------------------
+# Contract with the suites (shared with compat/node, written separately):
+#
+#   compat/node/run.sh <endpoint> <results-dir>
+#     <endpoint>     base URL of a freshly started retsu with no queues,
+#                    e.g. http://127.0.0.1:41234 (region us-east-1, account
+#                    000000000000; returned queue URLs lead back to it).
+#     <results-dir>  absolute path of compat/results/.
+#   It installs its own pinned dependencies (npm ci from package-lock.json)
+#   when needed, runs every Node client against the endpoint, and writes ONE
+#   results JSON PER CLIENT into <results-dir>, named node-<client>.json.
+#   Exit 0 when every client ran (whatever the verdicts), non-zero when one
+#   could not run. RETSU_BIN (absolute path of the binary) is exported, should
+#   a suite ever want to start further servers of its own.
+#   This script calls it once, with one fresh server, if the file exists.
+#
+#   Results JSON (all suites; compat/report.py reads exactly this):
+#     {"client": "boto3", "version": "1.35.0", "protocol": "json"|"query",
+#      "results": {"<scenario>": {"status": "pass"|"fail"|"n/a",
+#                                 "detail": "..."}},
+#      "extra": {...optional notes...}}
+#   Scenario keys: queue_lifecycle, list_queues_pagination,
+#   send_receive_delete_attributes, batches_partial_failure,
+#   visibility_change_release, delay, long_polling,
+#   fifo_order_group_lock_dedup, dead_letter_and_move_task, tags,
+#   errors_typed. A scenario a client cannot express is "n/a" with the reason
+#   in "detail"; a key that is absent counts as a failure.
+# ---------------------------------------------------------------------------
+set -euo pipefail
+
+COMPAT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(dirname "$COMPAT")"
+RESULTS="$COMPAT/results"
+LOGS="$RESULTS/logs"
+cd "$REPO"
+
+ALL_SUITES=(aws-cli boto3-json boto3-query node)
+if [ $# -gt 0 ]; then
+  SUITES=("$@")
+  for s in "${SUITES[@]}"; do
+    case " ${ALL_SUITES[*]} " in *" $s "*) ;; *) echo "unknown suite: $s (known: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
+  done
+else
+  SUITES=("${ALL_SUITES[@]}")
+  rm -rf "$RESULTS"
+fi
+mkdir -p "$RESULTS" "$LOGS"
+
+t_start=$(date +%s)
+now() { date +%s; }
+
+# ------------------------------------------------------------------ build
+if [ -n "${RETSU_BIN:-}" ]; then
+  BIN="$(cd "$(dirname "$RETSU_BIN")" && pwd)/$(basename "$RETSU_BIN")"
+else
+  echo "== building retsu (cargo build --release --bin retsu)"
+  cargo build --release --bin retsu
+  BIN="$REPO/target/release/retsu"
+fi
+[ -x "$BIN" ] || { echo "no retsu binary at $BIN" >&2; exit 1; }
+export RETSU_BIN="$BIN"
+t_built=$(now)
+
+# ------------------------------------------------------------------ install
+want() { case " ${SUITES[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+envs=()
+want aws-cli && envs+=(cli)
+want boto3-json && envs+=(current)
+want boto3-query && envs+=(query)
+if [ ${#envs[@]} -gt 0 ]; then
+  echo "== installing pinned Python clients"
+  bash "$COMPAT/python/setup.sh" "${envs[@]}"
+fi
+# The node suite installs its own pinned packages (npm ci) inside compat/node/run.sh.
+t_installed=$(now)
+
+# ------------------------------------------------------------------ server
+SERVER_PID=""
+ENDPOINT=""
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+start_server() { # start_server <suite>
+  local log="$LOGS/$1.server.log" port attempt
+  for attempt in 1 2 3; do
+    port="$(free_port)"
+    "$BIN" --host 127.0.0.1 --port "$port" --region us-east-1 --log-level debug >"$log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 1 100); do
+      if grep -q "retsu listening on" "$log" 2>/dev/null; then
+        ENDPOINT="http://127.0.0.1:$port"
+        return 0
+      fi
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    echo "retsu did not start on port $port (attempt $attempt):" >&2
+    tail -5 "$log" >&2 || true
+  done
+  return 1
+}
+
+stop_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+  fi
+}
+trap stop_server EXIT
+
+# A results file for a suite that produced none, so the report shows it.
+write_crash_result() { # write_crash_result <file> <client> <version> <protocol> <detail>
+  python3 - "$@" <<'EOF'
+import json, sys
+path, client, version, protocol, detail = sys.argv[1:6]
+names = ["queue_lifecycle", "list_queues_pagination", "send_receive_delete_attributes",
+         "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
+         "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"]
+json.dump({"client": client, "version": version, "protocol": protocol,
+           "results": {n: {"status": "fail", "detail": detail} for n in names}},
+          open(path, "w"), indent=2)
+EOF
+}
+
+# ------------------------------------------------------------------ suites
+failed_suites=()
+timings=()
+
+run_suite() { # run_suite <suite>
+  local suite="$1" log="$LOGS/$1.log" rc=0 t0
+  t0=$(now)
+  echo "== $suite"
+  if ! start_server "$suite"; then
+    failed_suites+=("$suite (server did not start)")
+    return 0
+  fi
+  echo "   retsu $ENDPOINT (pid $SERVER_PID)"
+  case "$suite" in
+    aws-cli)
+      python3 "$COMPAT/cli/scenarios.py" --aws "$COMPAT/.venv-cli/bin/aws" \
+        --endpoint "$ENDPOINT" --out "$RESULTS/aws-cli.json" --expect-protocol json 2>&1 | tee "$log" || rc=$?
+      [ -s "$RESULTS/aws-cli.json" ] || write_crash_result "$RESULTS/aws-cli.json" aws-cli "?" json \
+        "suite exited $rc without results; see compat/results/logs/$suite.log"
+      ;;
+    boto3-json)
+      "$COMPAT/.venv-boto3-current/bin/python" "$COMPAT/python/scenarios.py" \
+        --endpoint "$ENDPOINT" --out "$RESULTS/boto3-json.json" --expect-protocol json 2>&1 | tee "$log" || rc=$?
+      [ -s "$RESULTS/boto3-json.json" ] || write_crash_result "$RESULTS/boto3-json.json" boto3 "?" json \
+        "suite exited $rc without results; see compat/results/logs/$suite.log"
+      ;;
+    boto3-query)
+      "$COMPAT/.venv-boto3-query/bin/python" "$COMPAT/python/scenarios.py" \
+        --endpoint "$ENDPOINT" --out "$RESULTS/boto3-query.json" --expect-protocol query 2>&1 | tee "$log" || rc=$?
+      [ -s "$RESULTS/boto3-query.json" ] || write_crash_result "$RESULTS/boto3-query.json" boto3 "?" query \
+        "suite exited $rc without results; see compat/results/logs/$suite.log"
+      ;;
+    node)
+      if [ -f "$COMPAT/node/run.sh" ]; then
+        bash "$COMPAT/node/run.sh" "$ENDPOINT" "$RESULTS" 2>&1 | tee "$log" || rc=$?
+        if ! ls "$RESULTS"/node-*.json >/dev/null 2>&1; then
+          write_crash_result "$RESULTS/node-suite.json" "node suites" "?" "?" \
+            "compat/node/run.sh exited $rc without results; see compat/results/logs/$suite.log"
+        fi
+        # Scenario verdicts are in the JSON; a non-zero exit means a client could not run.
+        [ "$rc" -eq 0 ] || failed_suites+=("node (compat/node/run.sh exited $rc)")
+      else
+        echo "   compat/node/run.sh not present; skipping" | tee "$log"
+        failed_suites+=("node (compat/node/run.sh missing)")
+      fi
+      rc=0
+      ;;
+  esac
+  stop_server
+  timings+=("$suite $(( $(now) - t0 ))s")
+  # A scenario failure exits 1 (verdicts are in the JSON); anything else is a crash.
+  if [ "$rc" -gt 1 ]; then failed_suites+=("$suite (exit $rc)"); fi
+}
+
+for s in "${SUITES[@]}"; do
+  run_suite "$s"
+done
+
+# ------------------------------------------------------------------ report
+echo "== report"
+report_rc=0
+python3 "$COMPAT/report.py" --results "$RESULTS" --out "$REPO/COMPATIBILITY.md" || report_rc=$?
+
+echo "== timings: build $(( t_built - t_start ))s, install $(( t_installed - t_built ))s, ${timings[*]:-}; total $(( $(now) - t_start ))s"
+if [ ${#failed_suites[@]} -gt 0 ]; then
+  printf 'suite problem: %s\n' "${failed_suites[@]}" >&2
+fi
+if [ "$report_rc" -ne 0 ] || [ ${#failed_suites[@]} -gt 0 ]; then
+  echo "compatibility matrix: FAILED (see COMPATIBILITY.md)" >&2
+  exit 1
+fi
+echo "compatibility matrix: all applicable scenarios passed"
