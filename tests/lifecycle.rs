@@ -853,3 +853,59 @@ async fn receive_beyond_120000_in_flight_is_over_limit() {
     delete(&t, &url, &last_handle).await;
     assert_eq!(t.receive(&url, 10).await.len(), 1);
 }
+
+#[tokio::test]
+async fn change_visibility_with_a_stale_handle_of_an_available_message() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("not-inflight").await;
+    t.send(&url, "m").await;
+    let first = t.receive_one(&url).await;
+    change_visibility(&t, &url, first.receipt_handle().unwrap(), 0)
+        .await
+        .unwrap();
+    let second = t.receive_one(&url).await;
+    change_visibility(&t, &url, second.receipt_handle().unwrap(), 0)
+        .await
+        .unwrap();
+    // The message is available; the first handle is from an earlier receive.
+    let err = change_visibility(&t, &url, first.receipt_handle().unwrap(), 10)
+        .await
+        .unwrap_err();
+    assert!(err.is_message_not_inflight(), "{err:?}");
+    assert_eq!(
+        err.code(),
+        Some("AWS.SimpleQueueService.MessageNotInflight")
+    );
+    assert_eq!(t.counts(&url).await, (1, 0, 0));
+}
+
+#[tokio::test]
+async fn deleting_a_queue_answers_its_long_polls() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("lp-deleted").await;
+    let client = t.client.clone();
+    let poll_url = url.clone();
+    let poll = tokio::spawn(async move {
+        client
+            .receive_message()
+            .queue_url(poll_url)
+            .wait_time_seconds(20)
+            .send()
+            .await
+    });
+    settle().await;
+    assert!(!poll.is_finished());
+    t.client
+        .delete_queue()
+        .queue_url(&url)
+        .send()
+        .await
+        .unwrap();
+    match finish(poll, 5).await {
+        Ok(out) => assert!(out.messages().is_empty(), "{out:?}"),
+        Err(e) => assert!(
+            e.into_service_error().is_queue_does_not_exist(),
+            "unexpected error"
+        ),
+    }
+}

@@ -311,6 +311,27 @@ async fn attributes_count_toward_the_size_limit() {
             .await,
     );
     assert_eq!(err.code(), Some("InvalidParameterValue"));
+    // A binary value counts as its raw bytes, not its base64 text:
+    // name (1) + type (6) + 10 bytes = 17.
+    let fits = "x".repeat(1_048_576 - 17);
+    t.client
+        .send_message()
+        .queue_url(&url)
+        .message_body(&fits)
+        .message_attributes("b", binary_attr("Binary", &[7u8; 10]))
+        .send()
+        .await
+        .expect("exactly at the limit, binary");
+    let err = service_error(
+        t.client
+            .send_message()
+            .queue_url(&url)
+            .message_body(format!("{fits}x"))
+            .message_attributes("b", binary_attr("Binary", &[7u8; 10]))
+            .send()
+            .await,
+    );
+    assert_eq!(err.code(), Some("InvalidParameterValue"));
     // System attributes do not count.
     t.client
         .send_message()
@@ -1259,8 +1280,20 @@ async fn batch_envelope_errors_for_every_batch_action() {
     );
     assert!(err.is_batch_entry_ids_not_distinct());
 
-    // Only the one good batch was enqueued.
-    assert_eq!(t.counts(&url).await, (1, 0, 0));
+    // Exactly ten entries are fine.
+    let ten: Vec<_> = (0..10).map(|i| entry(&format!("t{i}"), "x")).collect();
+    let out = t
+        .client
+        .send_message_batch()
+        .queue_url(&url)
+        .set_entries(Some(ten))
+        .send()
+        .await
+        .expect("ten entries");
+    assert_eq!(out.successful().len(), 10);
+
+    // Only the two good batches were enqueued.
+    assert_eq!(t.counts(&url).await, (11, 0, 0));
 }
 
 #[tokio::test]
@@ -1429,4 +1462,28 @@ async fn change_message_visibility_batch() {
     assert!(t.receive(&url, 10).await.is_empty());
     t.advance_secs(1);
     assert_eq!(t.receive_one(&url).await.body(), msgs[1].body());
+}
+
+#[tokio::test]
+async fn sdk_responses_carry_request_ids() {
+    use aws_sdk_sqs::operation::RequestId;
+    let t = TestServer::start().await;
+    let out = t
+        .client
+        .create_queue()
+        .queue_name("rid")
+        .send()
+        .await
+        .unwrap();
+    let id = out.request_id().expect("request id on success");
+    assert!(is_uuid(id), "{id}");
+    let err = t
+        .client
+        .get_queue_url()
+        .queue_name("nope")
+        .send()
+        .await
+        .unwrap_err();
+    let id = err.request_id().expect("request id on error");
+    assert!(is_uuid(id), "{id}");
 }

@@ -36,7 +36,7 @@ pub struct TestServer {
 /// Real time for a spawned request to reach the server (and start waiting)
 /// before the test moves the manual clock.
 pub async fn settle() {
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
 }
 
 /// Awaits a spawned task, failing the test if it takes more than `secs`
