@@ -1419,7 +1419,6 @@ async fn a_duplicate_inside_one_batch_is_answered_as_the_first_entry() {
 }
 
 #[tokio::test]
-#[ignore = "server bug: DeleteMessage/DeleteMessageBatch never notify waiting long polls, so a FIFO group unlocked by a delete is not served until the clock moves"]
 async fn deleting_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group() {
     let t = TestServer::start().await;
     let url = fifo_queue(&t, "wake.fifo", &[]).await;
@@ -1517,7 +1516,6 @@ async fn visibility_expiry_wakes_a_long_poll_waiting_on_its_group() {
 }
 
 #[tokio::test]
-#[ignore = "server bug: DeleteMessage/DeleteMessageBatch never notify waiting long polls, so a FIFO group unlocked by a delete is not served until the clock moves"]
 async fn a_batch_delete_of_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group() {
     let t = TestServer::start().await;
     let url = fifo_queue(&t, "wake-batch.fifo", &[]).await;

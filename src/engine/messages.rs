@@ -547,8 +547,8 @@ impl Engine {
         let handle = r
             .receipt_handle
             .ok_or_else(|| SqsError::missing("ReceiptHandle"))?;
-        let mut state = queue.lock_at(self.now());
-        delete_one(&queue, &mut state, &handle)?;
+        let removed = delete_one(&queue, &mut queue.lock_at(self.now()), &handle)?;
+        wake_if_group_unlocked(&queue, removed);
         Ok(Empty {})
     }
 
@@ -564,6 +564,7 @@ impl Engine {
             "DeleteMessageBatchRequestEntry",
         )?;
         let mut result = BatchResult::default();
+        let mut removed = false;
         let mut state = queue.lock_at(self.now());
         for (entry, id) in entries.iter().zip(ids) {
             let outcome = match entry.receipt_handle.as_deref() {
@@ -571,12 +572,17 @@ impl Engine {
                 Some(h) => delete_one(&queue, &mut state, h),
             };
             match outcome {
-                Ok(()) => result
-                    .successful
-                    .push(BatchResultEntry { id: id.to_string() }),
+                Ok(r) => {
+                    removed |= r;
+                    result
+                        .successful
+                        .push(BatchResultEntry { id: id.to_string() })
+                }
                 Err(e) => result.failed.push(batch_error(id, e)),
             }
         }
+        drop(state);
+        wake_if_group_unlocked(&queue, removed);
         Ok(result)
     }
 
@@ -694,11 +700,20 @@ fn receipt_for(queue: &Queue, handle: &str) -> Result<Receipt, SqsError> {
         .ok_or_else(|| invalid_handle(handle))
 }
 
-fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(), SqsError> {
+/// Deleting an in-flight FIFO message may unlock its group: long polls
+/// waiting on it must look again.
+fn wake_if_group_unlocked(queue: &Queue, removed: bool) {
+    if removed && queue.is_fifo() {
+        queue.notify.notify_waiters();
+    }
+}
+
+/// Deletes the message a handle names; returns whether one was removed.
+fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<bool, SqsError> {
     let receipt = receipt_for(queue, handle)?;
     let Some(message) = state.store.get(receipt.seq) else {
         // Already deleted (or expired): deleting again succeeds.
-        return Ok(());
+        return Ok(false);
     };
     let current = message.nonce == receipt.nonce;
     let in_flight = matches!(message.state, State::InFlight(_));
@@ -711,7 +726,7 @@ fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(),
     }
     // A handle from an earlier receive of a message received again since
     // deletes nothing on a standard queue.
-    Ok(())
+    Ok(current)
 }
 
 /// Returns whether the message became available at once.
