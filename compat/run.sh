@@ -155,8 +155,14 @@ run_suite() { # run_suite <suite>
   local suite="$1" log="$LOGS/$1.log" rc=0 t0
   t0=$(now)
   echo "== $suite"
+  case "$suite" in
+    node) rm -f "$RESULTS"/node-*.json ;;
+    *) rm -f "$RESULTS/$suite.json" ;;
+  esac
   if ! start_server "$suite"; then
     failed_suites+=("$suite (server did not start)")
+    [ "$suite" = node ] || write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" \
+      "retsu did not start; see compat/results/logs/$suite.server.log"
     return 0
   fi
   echo "   retsu $ENDPOINT (pid $SERVER_PID)"

@@ -371,6 +371,14 @@ def s_send_receive_delete_attributes(c):
     sub = {k: attrs[k] for k in ("s", "custom")}
     eq(m2.get("MD5OfMessageAttributes"), md5_of_attributes(sub), "MD5OfMessageAttributes over the returned subset")
     eq(sorted(m2.get("Attributes", {})), ["SentTimestamp"], "system attribute selection [SentTimestamp]")
+    if c.has_msg_sys_attr_names:
+        # The deprecated AttributeNames still works next to MessageSystemAttributeNames (spec: union).
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m2["ReceiptHandle"], VisibilityTimeout=0)
+        r = sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"],
+                                MessageSystemAttributeNames=["AWSTraceHeader"], VisibilityTimeout=30).get("Messages", [])
+        check(r, "message not received with AttributeNames + MessageSystemAttributeNames")
+        eq(sorted(r[0].get("Attributes", {})), ["AWSTraceHeader", "ApproximateReceiveCount"], "union of AttributeNames and MessageSystemAttributeNames")
+        m2 = r[0]
 
     sqs.delete_message(QueueUrl=url, ReceiptHandle=m2["ReceiptHandle"])
     # Deleting twice with a valid handle is fine (spec: succeeds repeatedly).

@@ -14,14 +14,22 @@ PYTHON="${PYTHON:-python3}"
 
 make_venv() {
   local dir="$1"
-  if "$PYTHON" -m venv "$dir" 2>/dev/null && [ -x "$dir/bin/pip" ]; then
+  if [ -z "${COMPAT_FORCE_VENV_FALLBACK:-}" ] && "$PYTHON" -m venv "$dir" 2>/dev/null && [ -x "$dir/bin/pip" ]; then
     return 0
   fi
-  # Debian's python3 without python3-venv: fall back to virtualenv from PyPI.
+  # Debian's python3 without python3-venv has no ensurepip: make the venv
+  # without pip, then bootstrap pip from its own wheel (fetched from PyPI with
+  # the system pip; a pip wheel can install itself).
+  echo "python3 -m venv cannot install pip here; bootstrapping pip from its wheel" >&2
   rm -rf "$dir"
-  echo "python3 -m venv unavailable; installing virtualenv" >&2
-  "$PYTHON" -m pip install --quiet --user "virtualenv==20.26.6"
-  "$PYTHON" -m virtualenv --quiet "$dir"
+  "$PYTHON" -m venv --without-pip "$dir"
+  local wheels
+  wheels="$(mktemp -d)"
+  "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: -d "$wheels" "pip==24.2"
+  local wheel
+  wheel="$(ls "$wheels"/pip-*.whl)"
+  "$dir/bin/python" "$wheel/pip" install --quiet --no-index "$wheel"
+  rm -rf "$wheels"
 }
 
 setup_one() {
