@@ -909,3 +909,52 @@ async fn deleting_a_queue_answers_its_long_polls() {
         ),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_receivers_never_share_a_message() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("concurrent").await;
+    for batch in 0..20 {
+        let mut req = t.client.send_message_batch().queue_url(&url);
+        for i in 0..10 {
+            req = req.entries(
+                aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                    .id(format!("e{i}"))
+                    .message_body(format!("{batch}-{i}"))
+                    .build()
+                    .unwrap(),
+            );
+        }
+        req.send().await.unwrap();
+    }
+    let mut consumers = Vec::new();
+    for _ in 0..6 {
+        let client = t.new_client(REGION);
+        let url = url.clone();
+        consumers.push(tokio::spawn(async move {
+            let mut bodies = Vec::new();
+            loop {
+                let out = client
+                    .receive_message()
+                    .queue_url(&url)
+                    .max_number_of_messages(7)
+                    .send()
+                    .await
+                    .unwrap();
+                if out.messages().is_empty() {
+                    return bodies;
+                }
+                bodies.extend(out.messages().iter().map(|m| m.body().unwrap().to_string()));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for c in consumers {
+        all.extend(finish(c, 60).await);
+    }
+    assert_eq!(all.len(), 200, "every message exactly once");
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 200, "no message twice");
+    assert_eq!(t.counts(&url).await, (0, 200, 0));
+}

@@ -1337,3 +1337,111 @@ async fn a_pinned_base_url_overrides_the_host() {
     t.send(&url, "x").await;
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 }
+
+#[tokio::test]
+async fn list_queues_returns_at_most_1000_without_a_token() {
+    let t = TestServer::start().await;
+    for i in 0..1001 {
+        t.client
+            .create_queue()
+            .queue_name(format!("many-{i:04}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let out = t.client.list_queues().send().await.unwrap();
+    assert_eq!(out.queue_urls().len(), 1000);
+    assert_eq!(out.next_token(), None, "no NextToken without MaxResults");
+    // With MaxResults the rest can be reached.
+    let out = t
+        .client
+        .list_queues()
+        .max_results(1000)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.queue_urls().len(), 1000);
+    let token = out.next_token().expect("more remain").to_string();
+    let rest = t
+        .client
+        .list_queues()
+        .max_results(1000)
+        .next_token(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.queue_urls().len(), 1);
+    assert_eq!(rest.next_token(), None);
+}
+
+#[tokio::test]
+async fn kms_attributes_appear_and_vanish() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("kms").await;
+    t.client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::KmsMasterKeyId, "alias/aws/sqs")
+        .send()
+        .await
+        .unwrap();
+    let a = t.attributes(&url, &["All"]).await;
+    assert_eq!(a["KmsMasterKeyId"], "alias/aws/sqs");
+    assert_eq!(a["KmsDataKeyReusePeriodSeconds"], "300");
+    assert_eq!(a["SqsManagedSseEnabled"], "false");
+    assert_eq!(a.len(), 14, "{a:?}");
+    t.client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::KmsMasterKeyId, "")
+        .attributes(QueueAttributeName::KmsDataKeyReusePeriodSeconds, "300")
+        .send()
+        .await
+        .unwrap();
+    let a = t.attributes(&url, &["All"]).await;
+    assert!(!a.contains_key("KmsMasterKeyId"), "{a:?}");
+    assert!(!a.contains_key("KmsDataKeyReusePeriodSeconds"), "{a:?}");
+    assert_eq!(a["SqsManagedSseEnabled"], "false");
+    assert_eq!(a.len(), 12);
+}
+
+#[tokio::test]
+async fn invalid_policy_and_tag_values_are_refused() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("invalid-values").await;
+    let err = service_error(
+        t.client
+            .set_queue_attributes()
+            .queue_url(&url)
+            .attributes(QueueAttributeName::Policy, "{not json")
+            .send()
+            .await,
+    );
+    assert!(err.is_invalid_attribute_value(), "{err:?}");
+    assert_eq!(t.attribute(&url, "Policy").await, None);
+    let err = service_error(
+        t.client
+            .tag_queue()
+            .queue_url(&url)
+            .tags("k".repeat(129), "v")
+            .send()
+            .await,
+    );
+    assert_eq!(err.code(), Some("InvalidParameterValue"), "{err:?}");
+    let err = service_error(
+        t.client
+            .tag_queue()
+            .queue_url(&url)
+            .tags("k", "v".repeat(257))
+            .send()
+            .await,
+    );
+    assert_eq!(err.code(), Some("InvalidParameterValue"), "{err:?}");
+    t.client
+        .tag_queue()
+        .queue_url(&url)
+        .tags("k".repeat(128), "v".repeat(256))
+        .send()
+        .await
+        .expect("the limits themselves are fine");
+}
