@@ -1416,3 +1416,68 @@ async fn sdk_and_query_clients_share_the_same_queues() {
         md5_of_attributes(&attrs)
     );
 }
+
+// ------------------------------------------- empty lists, as clients send them
+
+/// Regression (found by the compat suites): botocore sends an empty list as
+/// `Entries=` / `AttributeNames=`, the JavaScript v2 SDK as
+/// `SendMessageBatchRequestEntry=` / `AttributeName=`. Both mean "empty".
+#[tokio::test]
+async fn empty_lists_in_both_spellings_are_empty() {
+    let t = TestServer::start().await;
+    let url = create(&t, "empty-lists").await;
+    for (action, empty) in [
+        ("SendMessageBatch", "Entries"),
+        ("SendMessageBatch", "SendMessageBatchRequestEntry"),
+        ("DeleteMessageBatch", "Entries"),
+        ("DeleteMessageBatch", "DeleteMessageBatchRequestEntry"),
+        ("ChangeMessageVisibilityBatch", "Entries"),
+        (
+            "ChangeMessageVisibilityBatch",
+            "ChangeMessageVisibilityBatchRequestEntry",
+        ),
+    ] {
+        let raw = t
+            .form_post(
+                "/",
+                &[("Action", action), ("QueueUrl", &url), (empty, ""), V],
+            )
+            .await;
+        assert_eq!(raw.status, 400, "{action} {empty}: {}", raw.body);
+        assert_eq!(
+            xml_text(&raw.body, "Code"),
+            "AWS.SimpleQueueService.EmptyBatchRequest",
+            "{action} {empty}"
+        );
+    }
+    for empty in ["AttributeNames", "AttributeName"] {
+        let raw = t
+            .form_post(
+                "/",
+                &[
+                    ("Action", "GetQueueAttributes"),
+                    ("QueueUrl", &url),
+                    (empty, ""),
+                    V,
+                ],
+            )
+            .await;
+        assert_eq!(raw.status, 200, "{empty}: {}", raw.body);
+        assert!(!raw.body.contains("<Attribute>"), "{}", raw.body);
+    }
+    t.send(&url, "still works").await;
+    let raw = t
+        .form_post(
+            "/",
+            &[
+                ("Action", "ReceiveMessage"),
+                ("QueueUrl", &url),
+                ("AttributeNames", ""),
+                ("MessageAttributeNames", ""),
+                V,
+            ],
+        )
+        .await;
+    assert_eq!(raw.status, 200, "{}", raw.body);
+    assert_eq!(xml_text(&raw.body, "Body"), "still works");
+}

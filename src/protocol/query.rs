@@ -224,6 +224,24 @@ fn rule(action: Option<Action>, wire: &str) -> Rule {
     }
 }
 
+/// The empty value of a request member that is a list or a map, by its
+/// JSON (model) name.
+fn empty_collection(json_name: &str) -> Option<Value> {
+    match json_name {
+        "Entries"
+        | "AttributeNames"
+        | "MessageSystemAttributeNames"
+        | "MessageAttributeNames"
+        | "TagKeys"
+        | "AWSAccountIds"
+        | "Actions" => Some(Value::Array(Vec::new())),
+        "Attributes" | "Tags" | "tags" | "MessageAttributes" | "MessageSystemAttributes" => {
+            Some(Value::Object(Map::new()))
+        }
+        _ => None,
+    }
+}
+
 /// Converts the children of `node` into a JSON object. `prefix` is the wire
 /// name of `node` (with a trailing dot), for error messages.
 fn structure(
@@ -236,7 +254,13 @@ fn structure(
         let path = format!("{prefix}{wire}");
         match rule(action, &wire) {
             Rule::Scalar => {
-                if let Some(v) = child.value {
+                let empty =
+                    child.children.is_empty() && child.value.as_deref().is_none_or(str::is_empty);
+                if let (true, Some(collection)) = (empty, empty_collection(&wire)) {
+                    // botocore sends an empty list under its model name
+                    // (`Entries=`, `AttributeNames=`): an empty collection.
+                    out.insert(wire, collection);
+                } else if let Some(v) = child.value {
                     out.insert(wire, Value::String(v));
                 }
             }
@@ -447,6 +471,10 @@ mod tests {
 
     #[test]
     fn bare_empty_value_is_an_empty_list() {
+        let v = convert(Action::GetQueueAttributes, &[("AttributeNames", "")]);
+        assert_eq!(v, json!({"AttributeNames": []}));
+        let v = convert(Action::DeleteMessageBatch, &[("Entries", "")]);
+        assert_eq!(v, json!({"Entries": []}));
         let v = convert(Action::GetQueueAttributes, &[("AttributeName", "")]);
         assert!(
             v.get("AttributeNames")
