@@ -1,0 +1,470 @@
+//! The two SQS clients the benchmark drives an endpoint with.
+//!
+//! - `raw`: one hyper HTTP/1.1 connection per worker, kept alive, sending
+//!   AWS JSON 1.0 (`X-Amz-Target: AmazonSQS.<Action>`) and parsing only
+//!   what it needs. What the server can do.
+//! - `sdk`: the official `aws-sdk-sqs` client (one shared client and its
+//!   connection pool, retries off so that errors surface). What users feel.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::error::DisplayErrorContext;
+use aws_sdk_sqs::types::{
+    DeleteMessageBatchRequestEntry, QueueAttributeName, SendMessageBatchRequestEntry,
+};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{CONTENT_TYPE, HOST};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+
+use crate::BoxResult;
+
+/// Longest any single request may take, on top of its long-poll wait.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum ClientKind {
+    Raw,
+    Sdk,
+}
+
+impl ClientKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Raw => "raw",
+            ClientKind::Sdk => "sdk",
+        }
+    }
+}
+
+/// Where requests go.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    sdk: aws_sdk_sqs::Client,
+}
+
+impl Endpoint {
+    pub fn new(addr: SocketAddr) -> Endpoint {
+        let url = format!("http://{addr}");
+        let config = aws_sdk_sqs::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .endpoint_url(&url)
+            .credentials_provider(Credentials::new(
+                "bench",
+                "bench",
+                None,
+                None,
+                "retsu-bench",
+            ))
+            .http_client(aws_smithy_http_client::Builder::new().build_http())
+            .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
+            .build();
+        Endpoint {
+            addr,
+            sdk: aws_sdk_sqs::Client::from_conf(config),
+        }
+    }
+
+    /// A client for one worker: a new connection (raw) or a handle on the
+    /// shared SDK client.
+    pub async fn client(&self, kind: ClientKind) -> BoxResult<Client> {
+        Ok(match kind {
+            ClientKind::Raw => Client::Raw(RawConn::connect(self.addr).await?),
+            ClientKind::Sdk => Client::Sdk(self.sdk.clone()),
+        })
+    }
+}
+
+/// One entry of a SendMessageBatch (also used for single sends).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub body: String,
+    pub group: Option<String>,
+    pub dedup: Option<String>,
+}
+
+/// A received message.
+#[derive(Debug, Clone)]
+pub struct Msg {
+    pub handle: String,
+    pub body: String,
+}
+
+pub enum Client {
+    Raw(RawConn),
+    Sdk(aws_sdk_sqs::Client),
+}
+
+fn sdk_err<E: std::error::Error>(e: E) -> crate::BoxError {
+    format!("{}", DisplayErrorContext(e)).into()
+}
+
+impl Client {
+    pub async fn create_queue(&mut self, name: &str, fifo: bool) -> BoxResult<String> {
+        match self {
+            Client::Raw(c) => {
+                let mut req = json!({ "QueueName": name });
+                if fifo {
+                    req["Attributes"] = json!({ "FifoQueue": "true" });
+                }
+                let out: QueueUrlOut = c.call("CreateQueue", &req, 0).await?;
+                Ok(out.queue_url)
+            }
+            Client::Sdk(c) => {
+                let mut call = c.create_queue().queue_name(name);
+                if fifo {
+                    call = call.attributes(QueueAttributeName::FifoQueue, "true");
+                }
+                let out = call.send().await.map_err(sdk_err)?;
+                Ok(out.queue_url.ok_or("CreateQueue returned no QueueUrl")?)
+            }
+        }
+    }
+
+    pub async fn delete_queue(&mut self, url: &str) -> BoxResult<()> {
+        match self {
+            Client::Raw(c) => {
+                let _: Value = c
+                    .call("DeleteQueue", &json!({ "QueueUrl": url }), 0)
+                    .await?;
+            }
+            Client::Sdk(c) => {
+                c.delete_queue()
+                    .queue_url(url)
+                    .send()
+                    .await
+                    .map_err(sdk_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn list_queues(&mut self) -> BoxResult<()> {
+        match self {
+            Client::Raw(c) => {
+                let _: Value = c.call("ListQueues", &json!({}), 0).await?;
+            }
+            Client::Sdk(c) => {
+                c.list_queues().send().await.map_err(sdk_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn send(&mut self, url: &str, entry: &Entry) -> BoxResult<()> {
+        match self {
+            Client::Raw(c) => {
+                let mut req = json!({ "QueueUrl": url, "MessageBody": entry.body });
+                if let Some(g) = &entry.group {
+                    req["MessageGroupId"] = json!(g);
+                }
+                if let Some(d) = &entry.dedup {
+                    req["MessageDeduplicationId"] = json!(d);
+                }
+                let out: SendOut = c.call("SendMessage", &req, 0).await?;
+                if out.message_id.is_empty() {
+                    return Err("SendMessage returned an empty MessageId".into());
+                }
+            }
+            Client::Sdk(c) => {
+                let out = c
+                    .send_message()
+                    .queue_url(url)
+                    .message_body(&entry.body)
+                    .set_message_group_id(entry.group.clone())
+                    .set_message_deduplication_id(entry.dedup.clone())
+                    .send()
+                    .await
+                    .map_err(sdk_err)?;
+                if out.message_id.is_none() {
+                    return Err("SendMessage returned no MessageId".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends up to 10 entries (ids "0".."9"); any failed entry is an error.
+    pub async fn send_batch(&mut self, url: &str, entries: &[Entry]) -> BoxResult<()> {
+        match self {
+            Client::Raw(c) => {
+                let list: Vec<Value> = entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        let mut v = json!({ "Id": i.to_string(), "MessageBody": e.body });
+                        if let Some(g) = &e.group {
+                            v["MessageGroupId"] = json!(g);
+                        }
+                        if let Some(d) = &e.dedup {
+                            v["MessageDeduplicationId"] = json!(d);
+                        }
+                        v
+                    })
+                    .collect();
+                let req = json!({ "QueueUrl": url, "Entries": list });
+                let out: BatchOut = c.call("SendMessageBatch", &req, 0).await?;
+                out.check("SendMessageBatch")
+            }
+            Client::Sdk(c) => {
+                let mut call = c.send_message_batch().queue_url(url);
+                for (i, e) in entries.iter().enumerate() {
+                    call = call.entries(
+                        SendMessageBatchRequestEntry::builder()
+                            .id(i.to_string())
+                            .message_body(&e.body)
+                            .set_message_group_id(e.group.clone())
+                            .set_message_deduplication_id(e.dedup.clone())
+                            .build()
+                            .map_err(sdk_err)?,
+                    );
+                }
+                let out = call.send().await.map_err(sdk_err)?;
+                if let Some(f) = out.failed.first() {
+                    return Err(format!("SendMessageBatch entry failed: {f:?}").into());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub async fn receive(&mut self, url: &str, max: u32, wait_s: u32) -> BoxResult<Vec<Msg>> {
+        match self {
+            Client::Raw(c) => {
+                let req = json!({
+                    "QueueUrl": url,
+                    "MaxNumberOfMessages": max,
+                    "WaitTimeSeconds": wait_s,
+                });
+                let out: ReceiveOut = c.call("ReceiveMessage", &req, wait_s).await?;
+                Ok(out
+                    .messages
+                    .into_iter()
+                    .map(|m| Msg {
+                        handle: m.receipt_handle,
+                        body: m.body,
+                    })
+                    .collect())
+            }
+            Client::Sdk(c) => {
+                let out = c
+                    .receive_message()
+                    .queue_url(url)
+                    .max_number_of_messages(max as i32)
+                    .wait_time_seconds(wait_s as i32)
+                    .send()
+                    .await
+                    .map_err(sdk_err)?;
+                out.messages
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|m| {
+                        Ok(Msg {
+                            handle: m.receipt_handle.ok_or("message without ReceiptHandle")?,
+                            body: m.body.ok_or("message without Body")?,
+                        })
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Deletes up to 10 messages by receipt handle; any failure is an error.
+    pub async fn delete_batch(&mut self, url: &str, msgs: &[Msg]) -> BoxResult<()> {
+        if msgs.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Client::Raw(c) => {
+                let list: Vec<Value> = msgs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| json!({ "Id": i.to_string(), "ReceiptHandle": m.handle }))
+                    .collect();
+                let req = json!({ "QueueUrl": url, "Entries": list });
+                let out: BatchOut = c.call("DeleteMessageBatch", &req, 0).await?;
+                out.check("DeleteMessageBatch")
+            }
+            Client::Sdk(c) => {
+                let mut call = c.delete_message_batch().queue_url(url);
+                for (i, m) in msgs.iter().enumerate() {
+                    call = call.entries(
+                        DeleteMessageBatchRequestEntry::builder()
+                            .id(i.to_string())
+                            .receipt_handle(&m.handle)
+                            .build()
+                            .map_err(sdk_err)?,
+                    );
+                }
+                let out = call.send().await.map_err(sdk_err)?;
+                if let Some(f) = out.failed.first() {
+                    return Err(format!("DeleteMessageBatch entry failed: {f:?}").into());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// ApproximateNumberOfMessages + ...NotVisible + ...Delayed.
+    pub async fn stored_messages(&mut self, url: &str) -> BoxResult<u64> {
+        let names = [
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ];
+        let attrs: Vec<(String, String)> = match self {
+            Client::Raw(c) => {
+                let req = json!({ "QueueUrl": url, "AttributeNames": names });
+                let out: AttributesOut = c.call("GetQueueAttributes", &req, 0).await?;
+                out.attributes.into_iter().collect()
+            }
+            Client::Sdk(c) => {
+                let mut call = c.get_queue_attributes().queue_url(url);
+                for n in names {
+                    call = call.attribute_names(QueueAttributeName::from(n));
+                }
+                let out = call.send().await.map_err(sdk_err)?;
+                out.attributes
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (k.as_str().to_string(), v))
+                    .collect()
+            }
+        };
+        let mut total = 0;
+        for (k, v) in attrs {
+            if names.contains(&k.as_str()) {
+                total += v
+                    .parse::<u64>()
+                    .map_err(|e| format!("attribute {k}={v:?}: {e}"))?;
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// One kept-alive HTTP/1.1 connection.
+pub struct RawConn {
+    addr: SocketAddr,
+    host: String,
+    sender: SendRequest<Full<Bytes>>,
+}
+
+impl RawConn {
+    pub async fn connect(addr: SocketAddr) -> BoxResult<RawConn> {
+        let stream = tokio::time::timeout(REQUEST_TIMEOUT, TcpStream::connect(addr))
+            .await
+            .map_err(|_| format!("connect to {addr}: timed out"))?
+            .map_err(|e| format!("connect to {addr}: {e}"))?;
+        stream.set_nodelay(true)?;
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(RawConn {
+            addr,
+            host: addr.to_string(),
+            sender,
+        })
+    }
+
+    /// Posts one JSON request and decodes the 200 response.
+    async fn call<T: for<'de> Deserialize<'de>>(
+        &mut self,
+        action: &str,
+        request: &Value,
+        wait_s: u32,
+    ) -> BoxResult<T> {
+        if self.sender.is_closed() {
+            // The server closed the kept-alive connection: open another.
+            *self = RawConn::connect(self.addr).await?;
+        }
+        let body = serde_json::to_vec(request)?;
+        let req = Request::post("/")
+            .header(HOST, &self.host)
+            .header(CONTENT_TYPE, "application/x-amz-json-1.0")
+            .header("x-amz-target", format!("AmazonSQS.{action}"))
+            .body(Full::new(Bytes::from(body)))?;
+        let limit = REQUEST_TIMEOUT + Duration::from_secs(wait_s.into());
+        let exchange = async {
+            self.sender.ready().await?;
+            let resp = self.sender.send_request(req).await?;
+            let status = resp.status();
+            let bytes = resp.into_body().collect().await?.to_bytes();
+            Ok::<_, crate::BoxError>((status, bytes))
+        };
+        let (status, bytes) = tokio::time::timeout(limit, exchange)
+            .await
+            .map_err(|_| format!("{action}: no response within {limit:?}"))??;
+        if !status.is_success() {
+            return Err(format!(
+                "{action}: HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(500)])
+            )
+            .into());
+        }
+        serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "{action}: undecodable response ({e}): {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(500)])
+            )
+            .into()
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct QueueUrlOut {
+    #[serde(rename = "QueueUrl")]
+    queue_url: String,
+}
+
+#[derive(Deserialize)]
+struct SendOut {
+    #[serde(rename = "MessageId")]
+    message_id: String,
+}
+
+#[derive(Deserialize)]
+struct BatchOut {
+    #[serde(rename = "Failed", default)]
+    failed: Vec<Value>,
+}
+
+impl BatchOut {
+    fn check(&self, action: &str) -> BoxResult<()> {
+        match self.failed.first() {
+            Some(f) => Err(format!("{action} entry failed: {f}").into()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ReceiveOut {
+    #[serde(rename = "Messages", default)]
+    messages: Vec<ReceivedOut>,
+}
+
+#[derive(Deserialize)]
+struct ReceivedOut {
+    #[serde(rename = "ReceiptHandle")]
+    receipt_handle: String,
+    #[serde(rename = "Body")]
+    body: String,
+}
+
+#[derive(Deserialize)]
+struct AttributesOut {
+    #[serde(rename = "Attributes", default)]
+    attributes: std::collections::HashMap<String, String>,
+}

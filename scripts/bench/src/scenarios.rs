@@ -1,0 +1,957 @@
+//! The scenarios. Each takes a fresh server (or an `--endpoint`), runs a
+//! bounded amount of work on its own uniquely named queue, checks what it
+//! can, and returns measurements.
+//!
+//! Against the null server nothing can be checked (it stores nothing), so
+//! the same requests are made and only their rate counts.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+use crate::client::{Client, ClientKind, Endpoint, Entry, Msg};
+use crate::proc::{self, Launcher, ServerKind};
+use crate::report::{Latency, Measurement};
+use crate::BoxResult;
+
+pub const PIPELINE_VARIANT: &str = "4 producers + 4 consumers";
+pub const WAKE_VARIANT: &str = "1 waiting poll";
+
+/// How much work each scenario does.
+#[derive(Debug, Clone)]
+pub struct Sizes {
+    /// (concurrency, messages) per variant.
+    pub send: Vec<(usize, u64)>,
+    pub send_batch: Vec<(usize, u64)>,
+    pub drain: Vec<(usize, u64)>,
+    pub pipeline: u64,
+    pub wake_iterations: usize,
+    pub fifo_groups: u64,
+    pub fifo_per_group: u64,
+    pub backlog_depths: Vec<u64>,
+    pub backlog_measured: u64,
+    pub backlog_consumers: usize,
+    pub memory_messages: u64,
+    pub startup_runs: usize,
+}
+
+impl Sizes {
+    pub fn full(scale: f64) -> Sizes {
+        let s = |n: u64| ((n as f64 * scale).round() as u64).max(100) / 10 * 10;
+        Sizes {
+            send: vec![(1, s(10_000)), (16, s(40_000))],
+            send_batch: vec![(1, s(50_000)), (16, s(200_000))],
+            drain: vec![(1, s(50_000)), (16, s(100_000))],
+            pipeline: s(40_000),
+            wake_iterations: 200,
+            fifo_groups: 100,
+            fifo_per_group: s(200) / 10 * 10,
+            backlog_depths: vec![1_000, 100_000, 1_000_000],
+            backlog_measured: s(60_000),
+            backlog_consumers: 4,
+            memory_messages: 1_000_000,
+            startup_runs: 10,
+        }
+    }
+
+    pub fn quick() -> Sizes {
+        Sizes {
+            send: vec![(1, 500), (16, 2_000)],
+            send_batch: vec![(1, 2_000), (16, 10_000)],
+            drain: vec![(1, 2_000), (16, 4_000)],
+            pipeline: 2_000,
+            wake_iterations: 20,
+            fifo_groups: 20,
+            fifo_per_group: 20,
+            backlog_depths: vec![1_000, 10_000],
+            backlog_measured: 2_000,
+            backlog_consumers: 4,
+            memory_messages: 20_000,
+            startup_runs: 3,
+        }
+    }
+}
+
+/// The message count for a client: the SDK client is several times slower
+/// (it spends the CPU), so it gets a quarter of the raw client's work.
+pub fn for_client(n: u64, client: ClientKind) -> u64 {
+    match client {
+        ClientKind::Raw => n,
+        ClientKind::Sdk => (n / 4).max(100) / 10 * 10,
+    }
+}
+
+/// One scenario run: where, with which client, until when.
+pub struct Run<'a> {
+    pub endpoint: &'a Endpoint,
+    pub server: ServerKind,
+    pub pid: Option<u32>,
+    pub client: ClientKind,
+    pub deadline: Instant,
+}
+
+impl Run<'_> {
+    fn verify(&self) -> bool {
+        self.server != ServerKind::Null
+    }
+
+    fn check_deadline(&self) -> BoxResult<()> {
+        check_deadline(self.deadline)
+    }
+
+    fn measurement(&self, scenario: &'static str, variant: impl Into<String>) -> Measurement {
+        let mut m = Measurement::new(scenario, variant);
+        m.client = self.client.name();
+        m.server = self.server.name();
+        m.verified = self.verify();
+        m
+    }
+}
+
+fn check_deadline(deadline: Instant) -> BoxResult<()> {
+    if Instant::now() > deadline {
+        Err("scenario ran past its time limit".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Nanoseconds since the benchmark started (a clock shared by producers
+/// and consumers, carried in message bodies).
+fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// A body of exactly `size` bytes carrying a tag and a timestamp.
+fn body(tag: u64, ts_ns: u64, size: usize) -> String {
+    let mut s = format!("{tag:012}.{ts_ns:020}.");
+    while s.len() < size {
+        s.push('x');
+    }
+    s.truncate(size.max(34));
+    s
+}
+
+fn parse_body(body: &str) -> BoxResult<(u64, u64)> {
+    let mut parts = body.splitn(3, '.');
+    let tag = parts.next().and_then(|p| p.parse().ok());
+    let ts = parts.next().and_then(|p| p.parse().ok());
+    match (tag, ts) {
+        (Some(tag), Some(ts)) => Ok((tag, ts)),
+        _ => Err(format!("received a body this benchmark did not send: {body:.60}").into()),
+    }
+}
+
+fn plain(body: String) -> Entry {
+    Entry {
+        body,
+        group: None,
+        dedup: None,
+    }
+}
+
+/// A queue name no other run uses.
+fn queue_name(scenario: &str, fifo: bool) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("bench-{scenario}-{}-{n}", std::process::id());
+    if fifo {
+        name + ".fifo"
+    } else {
+        name
+    }
+}
+
+/// Marks each tag seen; a second sighting is an error.
+struct Seen(Vec<AtomicU8>);
+
+impl Seen {
+    fn new(n: u64) -> Seen {
+        Seen((0..n).map(|_| AtomicU8::new(0)).collect())
+    }
+
+    fn mark(&self, tag: u64) -> BoxResult<()> {
+        let slot = self
+            .0
+            .get(tag as usize)
+            .ok_or_else(|| format!("received tag {tag}, never sent"))?;
+        if slot.fetch_add(1, Ordering::Relaxed) != 0 {
+            return Err(format!("message {tag} received twice").into());
+        }
+        Ok(())
+    }
+
+    fn missing(&self) -> usize {
+        self.0
+            .iter()
+            .filter(|s| s.load(Ordering::Relaxed) == 0)
+            .count()
+    }
+}
+
+/// What one worker did.
+#[derive(Default)]
+struct Work {
+    messages: u64,
+    requests: u64,
+    latencies: Vec<u64>,
+}
+
+/// `n` clients, each warmed up (connection open, one ListQueues), opened
+/// concurrently so that the SDK's pool also holds `n` connections.
+async fn clients(endpoint: &Endpoint, kind: ClientKind, n: usize) -> BoxResult<Vec<Client>> {
+    let mut set = JoinSet::new();
+    for _ in 0..n {
+        let endpoint = endpoint.clone();
+        set.spawn(async move {
+            let mut c = endpoint.client(kind).await?;
+            c.list_queues().await?;
+            Ok::<_, crate::BoxError>(c)
+        });
+    }
+    let mut out = Vec::with_capacity(n);
+    while let Some(r) = set.join_next().await {
+        out.push(r??);
+    }
+    Ok(out)
+}
+
+/// Runs one task per client and times them from start to the last end.
+async fn timed<F, Fut>(
+    run: &Run<'_>,
+    clients: Vec<Client>,
+    work: F,
+) -> BoxResult<(Duration, Work, Option<f64>, Option<f64>)>
+where
+    F: Fn(usize, Client) -> Fut,
+    Fut: Future<Output = BoxResult<Work>> + Send + 'static,
+{
+    let server_cpu = run.pid.and_then(|p| proc::cpu_seconds(&p.to_string()));
+    let client_cpu = proc::cpu_seconds("self");
+    let start = Instant::now();
+    let mut set = JoinSet::new();
+    for (i, c) in clients.into_iter().enumerate() {
+        set.spawn(work(i, c));
+    }
+    let mut total = Work::default();
+    while let Some(r) = set.join_next().await {
+        let w = r??;
+        total.messages += w.messages;
+        total.requests += w.requests;
+        total.latencies.extend(w.latencies);
+    }
+    let elapsed = start.elapsed();
+    let server_cpu =
+        server_cpu.and_then(|before| Some(proc::cpu_seconds(&run.pid?.to_string())? - before));
+    let client_cpu = client_cpu.and_then(|before| Some(proc::cpu_seconds("self")? - before));
+    Ok((elapsed, total, server_cpu, client_cpu))
+}
+
+fn fill_in(
+    m: &mut Measurement,
+    elapsed: Duration,
+    work: Work,
+    latency_of: &'static str,
+    server_cpu: Option<f64>,
+    client_cpu: Option<f64>,
+) {
+    m.seconds = elapsed.as_secs_f64();
+    m.messages = work.messages;
+    m.requests = work.requests;
+    m.msgs_per_s = work.messages as f64 / m.seconds;
+    m.latency = Latency::from_ns(latency_of, work.latencies);
+    m.server_cpu_s = server_cpu;
+    m.client_cpu_s = client_cpu;
+}
+
+async fn create_queue(run: &Run<'_>, scenario: &str, fifo: bool) -> BoxResult<String> {
+    let mut c = run.endpoint.client(ClientKind::Raw).await?;
+    c.create_queue(&queue_name(scenario, fifo), fifo).await
+}
+
+async fn delete_queue(run: &Run<'_>, url: &str) -> BoxResult<()> {
+    let mut c = run.endpoint.client(ClientKind::Raw).await?;
+    c.delete_queue(url).await
+}
+
+/// Checks, on a server that stores, that `url` holds exactly `expected`.
+async fn expect_stored(run: &Run<'_>, url: &str, expected: u64) -> BoxResult<()> {
+    if !run.verify() {
+        return Ok(());
+    }
+    let mut c = run.endpoint.client(ClientKind::Raw).await?;
+    let stored = c.stored_messages(url).await?;
+    if stored != expected {
+        return Err(format!("queue holds {stored} messages, expected {expected}").into());
+    }
+    Ok(())
+}
+
+/// Sends messages tagged `first..first + n`, `size` bytes each, with
+/// SendMessageBatch over 8 raw connections. Untimed set-up work.
+async fn fill(
+    endpoint: &Endpoint,
+    url: &str,
+    first: u64,
+    n: u64,
+    size: usize,
+    deadline: Instant,
+) -> BoxResult<()> {
+    let next = Arc::new(AtomicU64::new(first));
+    let end = first + n;
+    let mut set = JoinSet::new();
+    for _ in 0..8 {
+        let endpoint = endpoint.clone();
+        let url = url.to_string();
+        let next = next.clone();
+        set.spawn(async move {
+            let mut c = endpoint.client(ClientKind::Raw).await?;
+            loop {
+                check_deadline(deadline)?;
+                let from = next.fetch_add(10, Ordering::Relaxed);
+                if from >= end {
+                    return Ok::<_, crate::BoxError>(());
+                }
+                let entries: Vec<Entry> = (from..(from + 10).min(end))
+                    .map(|t| plain(body(t, 0, size)))
+                    .collect();
+                c.send_batch(&url, &entries).await?;
+            }
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r??;
+    }
+    Ok(())
+}
+
+/// `send`: SendMessage of 100-byte bodies from `concurrency` clients.
+pub async fn send(run: &Run<'_>, concurrency: usize, n: u64) -> BoxResult<Measurement> {
+    let n = for_client(n, run.client);
+    let url = create_queue(run, "send", false).await?;
+    let cs = clients(run.endpoint, run.client, concurrency).await?;
+    let next = Arc::new(AtomicU64::new(0));
+    let deadline = run.deadline;
+    let (elapsed, work, scpu, ccpu) = timed(run, cs, |_, mut c| {
+        let (url, next) = (url.clone(), next.clone());
+        async move {
+            let mut w = Work::default();
+            loop {
+                check_deadline(deadline)?;
+                let tag = next.fetch_add(1, Ordering::Relaxed);
+                if tag >= n {
+                    return Ok(w);
+                }
+                let entry = plain(body(tag, 0, 100));
+                let t = Instant::now();
+                c.send(&url, &entry).await?;
+                w.latencies.push(t.elapsed().as_nanos() as u64);
+                w.messages += 1;
+                w.requests += 1;
+            }
+        }
+    })
+    .await?;
+    expect_stored(run, &url, n).await?;
+    delete_queue(run, &url).await?;
+    let mut m = run.measurement("send", format!("c={concurrency}"));
+    fill_in(&mut m, elapsed, work, "one SendMessage", scpu, ccpu);
+    Ok(m)
+}
+
+/// `send-batch`: SendMessageBatch of 10 × 100 bytes.
+pub async fn send_batch(run: &Run<'_>, concurrency: usize, n: u64) -> BoxResult<Measurement> {
+    let n = for_client(n, run.client);
+    let url = create_queue(run, "send-batch", false).await?;
+    let cs = clients(run.endpoint, run.client, concurrency).await?;
+    let next = Arc::new(AtomicU64::new(0));
+    let deadline = run.deadline;
+    let (elapsed, work, scpu, ccpu) = timed(run, cs, |_, mut c| {
+        let (url, next) = (url.clone(), next.clone());
+        async move {
+            let mut w = Work::default();
+            loop {
+                check_deadline(deadline)?;
+                let from = next.fetch_add(10, Ordering::Relaxed);
+                if from >= n {
+                    return Ok(w);
+                }
+                let entries: Vec<Entry> = (from..(from + 10).min(n))
+                    .map(|t| plain(body(t, 0, 100)))
+                    .collect();
+                let t = Instant::now();
+                c.send_batch(&url, &entries).await?;
+                w.latencies.push(t.elapsed().as_nanos() as u64);
+                w.messages += entries.len() as u64;
+                w.requests += 1;
+            }
+        }
+    })
+    .await?;
+    expect_stored(run, &url, n).await?;
+    delete_queue(run, &url).await?;
+    let mut m = run.measurement("send-batch", format!("c={concurrency}"));
+    fill_in(
+        &mut m,
+        elapsed,
+        work,
+        "one SendMessageBatch of 10",
+        scpu,
+        ccpu,
+    );
+    Ok(m)
+}
+
+/// `drain`: pre-fill `n`, then ReceiveMessage(10) + DeleteMessageBatch
+/// until empty; every message must be seen exactly once.
+pub async fn drain(run: &Run<'_>, concurrency: usize, n: u64) -> BoxResult<Measurement> {
+    let n = for_client(n, run.client);
+    let url = create_queue(run, "drain", false).await?;
+    if run.verify() {
+        fill(run.endpoint, &url, 0, n, 100, run.deadline).await?;
+        expect_stored(run, &url, n).await?;
+    }
+    let cs = clients(run.endpoint, run.client, concurrency).await?;
+    let seen = Arc::new(Seen::new(n));
+    let received = Arc::new(AtomicU64::new(0));
+    // The null server always answers 10 messages: it gets n / 10 receives.
+    let null_receives = Arc::new(AtomicU64::new(0));
+    let (verify, deadline) = (run.verify(), run.deadline);
+    let (elapsed, work, scpu, ccpu) = timed(run, cs, |_, mut c| {
+        let (url, seen, received) = (url.clone(), seen.clone(), received.clone());
+        let null_receives = null_receives.clone();
+        async move {
+            let mut w = Work::default();
+            loop {
+                check_deadline(deadline)?;
+                if received.load(Ordering::Relaxed) >= n
+                    || (!verify && null_receives.fetch_add(1, Ordering::Relaxed) >= n / 10)
+                {
+                    return Ok(w);
+                }
+                let t = Instant::now();
+                let msgs = c.receive(&url, 10, 0).await?;
+                w.requests += 1;
+                if msgs.is_empty() {
+                    // Others hold the rest in flight; they will delete them.
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    continue;
+                }
+                received.fetch_add(msgs.len() as u64, Ordering::Relaxed);
+                if verify {
+                    for msg in &msgs {
+                        seen.mark(parse_body(&msg.body)?.0)?;
+                    }
+                }
+                c.delete_batch(&url, &msgs).await?;
+                w.requests += 1;
+                w.latencies.push(t.elapsed().as_nanos() as u64);
+                w.messages += msgs.len() as u64;
+            }
+        }
+    })
+    .await?;
+    if run.verify() {
+        let missing = seen.missing();
+        if missing > 0 {
+            return Err(format!("{missing} of {n} messages never received").into());
+        }
+        let mut c = run.endpoint.client(ClientKind::Raw).await?;
+        if !c.receive(&url, 10, 0).await?.is_empty() {
+            return Err("queue not empty after the drain".into());
+        }
+        expect_stored(run, &url, 0).await?;
+    }
+    delete_queue(run, &url).await?;
+    let mut m = run.measurement("drain", format!("c={concurrency}"));
+    fill_in(
+        &mut m,
+        elapsed,
+        work,
+        "one ReceiveMessage(10) + DeleteMessageBatch pair",
+        scpu,
+        ccpu,
+    );
+    Ok(m)
+}
+
+/// Producers and long-polling consumers on one queue at once: shared by
+/// `pipeline` (standard queue) and `fifo` (FIFO queue, per-group order).
+struct Flow {
+    scenario: &'static str,
+    variant: String,
+    fifo: bool,
+    producers: usize,
+    consumers: usize,
+    /// Message tags, one list per producer; for FIFO,
+    /// tag = group * per_group + index in group.
+    tags: Vec<Vec<u64>>,
+    per_group: u64,
+    /// Send with SendMessageBatch (FIFO) rather than SendMessage.
+    batch: bool,
+}
+
+async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
+    let total: u64 = flow.tags.iter().map(|t| t.len() as u64).sum();
+    let max_tag = flow.tags.iter().flatten().copied().max().unwrap_or(0);
+    let url = create_queue(run, flow.scenario, flow.fifo).await?;
+    let consumer_clients = clients(run.endpoint, run.client, flow.consumers).await?;
+    let producer_clients = clients(run.endpoint, run.client, flow.producers).await?;
+    let seen = Arc::new(Seen::new(max_tag + 1));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let done_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let latencies: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
+    let next_in_group: Arc<Mutex<HashMap<u64, u64>>> = Arc::new(Mutex::new(HashMap::new()));
+    let requests = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let null_receives = Arc::new(AtomicU64::new(0));
+    let (verify, deadline, fifo, per_group) =
+        (run.verify(), run.deadline, flow.fifo, flow.per_group.max(1));
+
+    let server_cpu = run.pid.and_then(|p| proc::cpu_seconds(&p.to_string()));
+    let client_cpu = proc::cpu_seconds("self");
+    let start = Instant::now();
+    let mut consumers = JoinSet::new();
+    for mut c in consumer_clients {
+        let url = url.clone();
+        let (seen, delivered, done_at, latencies, next_in_group, requests, stop) = (
+            seen.clone(),
+            delivered.clone(),
+            done_at.clone(),
+            latencies.clone(),
+            next_in_group.clone(),
+            requests.clone(),
+            stop.clone(),
+        );
+        let null_receives = null_receives.clone();
+        consumers.spawn(async move {
+            while delivered.load(Ordering::Relaxed) < total && !stop.load(Ordering::Relaxed) {
+                check_deadline(deadline)?;
+                // The null server always answers 10: it gets total / 10 receives.
+                if !verify && null_receives.fetch_add(1, Ordering::Relaxed) >= total / 10 {
+                    break;
+                }
+                let msgs = c.receive(&url, 10, 2).await?;
+                let arrived = now_ns();
+                requests.fetch_add(1, Ordering::Relaxed);
+                if msgs.is_empty() {
+                    continue;
+                }
+                if verify {
+                    let mut lat = Vec::with_capacity(msgs.len());
+                    {
+                        let mut order = next_in_group.lock().unwrap();
+                        for msg in &msgs {
+                            let (tag, sent) = parse_body(&msg.body)?;
+                            seen.mark(tag)?;
+                            lat.push(arrived.saturating_sub(sent));
+                            if fifo {
+                                let (group, index) = (tag / per_group, tag % per_group);
+                                let expected = order.entry(group).or_insert(0);
+                                if index != *expected {
+                                    return Err(format!(
+                                        "FIFO order broken in group {group}: got message \
+                                         {index}, expected {expected}"
+                                    )
+                                    .into());
+                                }
+                                *expected += 1;
+                            }
+                        }
+                    }
+                    latencies.lock().unwrap().extend(lat);
+                }
+                c.delete_batch(&url, &msgs).await?;
+                requests.fetch_add(1, Ordering::Relaxed);
+                let now =
+                    delivered.fetch_add(msgs.len() as u64, Ordering::Relaxed) + msgs.len() as u64;
+                if now >= total {
+                    done_at.lock().unwrap().get_or_insert_with(Instant::now);
+                }
+            }
+            Ok::<_, crate::BoxError>(())
+        });
+    }
+    let mut producers = JoinSet::new();
+    for (c, tags) in producer_clients.into_iter().zip(flow.tags) {
+        let url = url.clone();
+        let requests = requests.clone();
+        let batch = flow.batch;
+        producers.spawn(async move {
+            let mut c = c;
+            let entry = |tag: u64| {
+                let body = body(tag, now_ns(), 100);
+                if fifo {
+                    let group = tag / per_group;
+                    Entry {
+                        body,
+                        group: Some(format!("g{group}")),
+                        dedup: Some(tag.to_string()),
+                    }
+                } else {
+                    plain(body)
+                }
+            };
+            if batch {
+                for chunk in tags.chunks(10) {
+                    check_deadline(deadline)?;
+                    let entries: Vec<Entry> = chunk.iter().map(|&t| entry(t)).collect();
+                    c.send_batch(&url, &entries).await?;
+                    requests.fetch_add(1, Ordering::Relaxed);
+                }
+            } else {
+                for &tag in &tags {
+                    check_deadline(deadline)?;
+                    c.send(&url, &entry(tag)).await?;
+                    requests.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Ok::<_, crate::BoxError>(Instant::now())
+        });
+    }
+    let mut producers_done = start;
+    let mut failure: Option<crate::BoxError> = None;
+    while let Some(r) = producers.join_next().await {
+        match r {
+            Ok(Ok(t)) => producers_done = producers_done.max(t),
+            Ok(Err(e)) => failure = failure.or(Some(e)),
+            Err(e) => failure = failure.or(Some(e.into())),
+        }
+    }
+    // Consumers end once everything is delivered; a consumer parked in a
+    // long poll when that happens is no longer needed.
+    while failure.is_none() && delivered.load(Ordering::Relaxed) < total {
+        if Instant::now() > deadline {
+            failure = Some(
+                format!(
+                    "only {} of {total} messages delivered in time",
+                    delivered.load(Ordering::Relaxed)
+                )
+                .into(),
+            );
+            break;
+        }
+        if let Some(Ok(Err(e))) = consumers.try_join_next() {
+            failure = Some(e);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let consumers_done = (*done_at.lock().unwrap()).unwrap_or_else(Instant::now);
+    consumers.abort_all();
+    while let Some(r) = consumers.join_next().await {
+        if let Ok(Err(e)) = r {
+            failure = failure.or(Some(e));
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let elapsed = producers_done.max(consumers_done) - start;
+    let server_cpu =
+        server_cpu.and_then(|before| Some(proc::cpu_seconds(&run.pid?.to_string())? - before));
+    let client_cpu = client_cpu.and_then(|before| Some(proc::cpu_seconds("self")? - before));
+    if verify {
+        let distinct = seen
+            .0
+            .iter()
+            .filter(|s| s.load(Ordering::Relaxed) > 0)
+            .count() as u64;
+        if distinct != total {
+            return Err(format!("{distinct} distinct messages received, {total} sent").into());
+        }
+        expect_stored(run, &url, 0).await?;
+    }
+    delete_queue(run, &url).await?;
+    let latencies = std::mem::take(&mut *latencies.lock().unwrap());
+    let mut m = run.measurement(flow.scenario, flow.variant);
+    let work = Work {
+        messages: delivered.load(Ordering::Relaxed),
+        requests: requests.load(Ordering::Relaxed),
+        latencies,
+    };
+    fill_in(
+        &mut m,
+        elapsed,
+        work,
+        "end to end: start of the send to the return of the receive",
+        server_cpu,
+        client_cpu,
+    );
+    Ok(m)
+}
+
+/// `pipeline`: 4 producers (SendMessage) and 4 long-polling consumers
+/// (ReceiveMessage(10, wait 2 s) + DeleteMessageBatch) at once.
+pub async fn pipeline(run: &Run<'_>, n: u64) -> BoxResult<Measurement> {
+    let n = for_client(n, run.client);
+    let producers = 4;
+    let tags = (0..producers as u64)
+        .map(|p| (0..n).filter(|t| t % producers as u64 == p).collect())
+        .collect();
+    flow(
+        run,
+        Flow {
+            scenario: "pipeline",
+            variant: PIPELINE_VARIANT.into(),
+            fifo: false,
+            producers,
+            consumers: 4,
+            tags,
+            per_group: 1,
+            batch: false,
+        },
+    )
+    .await
+}
+
+/// `fifo`: `groups` message groups of `per_group` messages, sent in
+/// batches of 10 by 4 producers (each group from one producer, in order),
+/// received by 4 long-polling consumers that check every group's order.
+pub async fn fifo(run: &Run<'_>, groups: u64, per_group: u64) -> BoxResult<Measurement> {
+    let producers = 4u64;
+    let tags = (0..producers)
+        .map(|p| {
+            let mine: Vec<u64> = (0..groups).filter(|g| g % producers == p).collect();
+            (0..per_group)
+                .flat_map(|i| mine.iter().map(move |g| g * per_group + i))
+                .collect()
+        })
+        .collect();
+    flow(
+        run,
+        Flow {
+            scenario: "fifo",
+            variant: format!("{groups} groups, 4 producers + 4 consumers"),
+            fifo: true,
+            producers: producers as usize,
+            consumers: 4,
+            tags,
+            per_group,
+            batch: true,
+        },
+    )
+    .await
+}
+
+/// `longpoll-wake`: a ReceiveMessage(wait 5 s) is parked on an empty queue;
+/// 10 ms later another connection sends one message. Timed from the start
+/// of that send to the return of the poll.
+pub async fn longpoll_wake(run: &Run<'_>, iterations: usize) -> BoxResult<Measurement> {
+    let url = create_queue(run, "longpoll-wake", false).await?;
+    let mut cs = clients(run.endpoint, run.client, 2).await?;
+    let mut sender = cs.pop().unwrap();
+    let mut poller = cs.pop().unwrap();
+    let mut latencies = Vec::with_capacity(iterations);
+    let server_cpu = run.pid.and_then(|p| proc::cpu_seconds(&p.to_string()));
+    let start = Instant::now();
+    for i in 0..iterations {
+        run.check_deadline()?;
+        let text = body(i as u64, 0, 100);
+        let poll = async {
+            let r = poller.receive(&url, 1, 5).await;
+            (r, Instant::now())
+        };
+        let send = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let t0 = Instant::now();
+            sender.send(&url, &plain(text.clone())).await.map(|_| t0)
+        };
+        let ((msgs, woke), sent) = tokio::join!(poll, send);
+        let (msgs, sent) = (msgs?, sent?);
+        match msgs.as_slice() {
+            [m] if m.body == text => {}
+            other => {
+                return Err(format!(
+                    "long poll {i} returned {} messages, not the one sent",
+                    other.len()
+                )
+                .into())
+            }
+        }
+        latencies.push(woke.saturating_duration_since(sent).as_nanos() as u64);
+        sender.delete_batch(&url, &msgs).await?;
+    }
+    let elapsed = start.elapsed();
+    expect_stored(run, &url, 0).await?;
+    delete_queue(run, &url).await?;
+    let mut m = run.measurement("longpoll-wake", WAKE_VARIANT);
+    m.seconds = elapsed.as_secs_f64();
+    m.messages = iterations as u64;
+    m.requests = 3 * iterations as u64;
+    m.latency = Latency::from_ns(
+        "start of the SendMessage to the return of the already-waiting ReceiveMessage",
+        latencies,
+    );
+    m.server_cpu_s =
+        server_cpu.and_then(|before| Some(proc::cpu_seconds(&run.pid?.to_string())? - before));
+    Ok(m)
+}
+
+/// `backlog`: the receive + delete rate with `depth` messages queued, for
+/// each depth, on one server: one queue per depth, each filled to its depth.
+/// The queues take turns: `segment` messages received and deleted from one
+/// (timed), then put back (untimed), then the next queue, so that load
+/// drifts on a shared machine hit every depth alike. The shallowest queue
+/// is drained to empty in each of its segments.
+pub async fn backlog(
+    run: &Run<'_>,
+    depths: &[u64],
+    measured: u64,
+    consumers: usize,
+) -> BoxResult<Vec<Measurement>> {
+    let segment = depths.iter().copied().min().unwrap_or(1000).min(1000);
+    let mut urls = Vec::with_capacity(depths.len());
+    let mut next_tag = 0u64;
+    for &depth in depths {
+        let url = create_queue(run, "backlog", false).await?;
+        fill(run.endpoint, &url, next_tag, depth, 100, run.deadline).await?;
+        next_tag += depth;
+        urls.push(url);
+    }
+    let mut elapsed = vec![Duration::ZERO; depths.len()];
+    let mut totals: Vec<Work> = depths.iter().map(|_| Work::default()).collect();
+    let mut server_cpu = vec![0.0; depths.len()];
+    while totals.iter().any(|w| w.messages < measured) {
+        for (i, url) in urls.iter().enumerate() {
+            run.check_deadline()?;
+            let taken = Arc::new(AtomicU64::new(0));
+            let cs = clients(run.endpoint, ClientKind::Raw, consumers).await?;
+            let deadline = run.deadline;
+            let (t, work, scpu, _) = timed(run, cs, |_, mut c| {
+                let (url, taken) = (url.clone(), taken.clone());
+                async move {
+                    let mut w = Work::default();
+                    while taken.load(Ordering::Relaxed) < segment {
+                        check_deadline(deadline)?;
+                        let t = Instant::now();
+                        let msgs: Vec<Msg> = c.receive(&url, 10, 0).await?;
+                        w.requests += 1;
+                        if msgs.is_empty() {
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                            continue;
+                        }
+                        taken.fetch_add(msgs.len() as u64, Ordering::Relaxed);
+                        c.delete_batch(&url, &msgs).await?;
+                        w.requests += 1;
+                        w.latencies.push(t.elapsed().as_nanos() as u64);
+                        w.messages += msgs.len() as u64;
+                    }
+                    Ok(w)
+                }
+            })
+            .await?;
+            // Put back what was taken, so the depth stays.
+            fill(
+                run.endpoint,
+                url,
+                next_tag,
+                work.messages,
+                100,
+                run.deadline,
+            )
+            .await?;
+            next_tag += work.messages;
+            elapsed[i] += t;
+            server_cpu[i] += scpu.unwrap_or(0.0);
+            totals[i].messages += work.messages;
+            totals[i].requests += work.requests;
+            totals[i].latencies.extend(work.latencies);
+        }
+    }
+    let mut out: Vec<Measurement> = Vec::new();
+    for (i, (&depth, work)) in depths.iter().zip(totals).enumerate() {
+        expect_stored(run, &urls[i], depth).await?;
+        let variant = format!("depth={}", crate::report::count(depth as f64));
+        let mut m = run.measurement("backlog", variant);
+        fill_in(
+            &mut m,
+            elapsed[i],
+            work,
+            "one ReceiveMessage(10) + DeleteMessageBatch pair",
+            run.pid.map(|_| server_cpu[i]),
+            None,
+        );
+        m.metrics.insert("depth", depth as f64);
+        m.metrics.insert("consumers", consumers as f64);
+        out.push(m);
+        delete_queue(run, &urls[i]).await?;
+    }
+    if let Some(base) = out.first().map(|m| m.msgs_per_s) {
+        for m in out.iter_mut() {
+            m.metrics
+                .insert("vs_shallowest_pct", 100.0 * m.msgs_per_s / base);
+        }
+    }
+    Ok(out)
+}
+
+/// `memory`: resident memory of the server holding `n` messages of 1 KiB,
+/// above its resident memory with the empty queue, per message.
+pub async fn memory(run: &Run<'_>, n: u64) -> BoxResult<Measurement> {
+    let pid = run
+        .pid
+        .ok_or("the memory scenario needs the server's pid")?;
+    let url = create_queue(run, "memory", false).await?;
+    // Exercise every path once so its one-time allocations count as empty.
+    fill(run.endpoint, &url, 0, 10, 1024, run.deadline).await?;
+    let mut c = run.endpoint.client(ClientKind::Raw).await?;
+    let msgs = c.receive(&url, 10, 0).await?;
+    c.delete_batch(&url, &msgs).await?;
+    expect_stored(run, &url, 0).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let empty = proc::status_kib(pid, "VmRSS")?;
+    let start = Instant::now();
+    fill(run.endpoint, &url, 0, n, 1024, run.deadline).await?;
+    let elapsed = start.elapsed();
+    expect_stored(run, &url, n).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let full = proc::status_kib(pid, "VmRSS")?;
+    let hwm = proc::status_kib(pid, "VmHWM")?;
+    let mut m = run.measurement(
+        "memory",
+        format!("{} x 1 KiB", crate::report::count(n as f64)),
+    );
+    m.client = "raw";
+    m.messages = n;
+    m.seconds = elapsed.as_secs_f64();
+    m.msgs_per_s = n as f64 / m.seconds;
+    m.metrics.insert("rss_empty_kib", empty as f64);
+    m.metrics.insert("rss_full_kib", full as f64);
+    m.metrics.insert("hwm_kib", hwm as f64);
+    m.metrics.insert(
+        "bytes_per_message",
+        (full.saturating_sub(empty) * 1024) as f64 / n as f64,
+    );
+    delete_queue(run, &url).await?;
+    Ok(m)
+}
+
+/// `startup`: exec to the first successful ListQueues, and resident
+/// memory 200 ms later, over `runs` fresh processes.
+pub fn startup(launcher: &Launcher, kind: ServerKind, runs: usize) -> BoxResult<Measurement> {
+    // One untimed start so the binary is in the page cache.
+    drop(launcher.start(kind)?);
+    let mut ready = Vec::with_capacity(runs);
+    let mut rss = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let server = launcher.start(kind)?;
+        ready.push(server.ready_after.as_nanos() as u64);
+        std::thread::sleep(Duration::from_millis(200));
+        rss.push(proc::status_kib(server.pid(), "VmRSS")? as f64);
+    }
+    let mut m = Measurement::new("startup", "exec to first ListQueues");
+    m.client = "raw";
+    m.server = kind.name();
+    m.latency = Latency::from_ns("exec to the first successful ListQueues", ready);
+    if let Some(idle) = crate::report::median(rss) {
+        m.metrics.insert("idle_rss_kib", idle);
+    }
+    Ok(m)
+}
