@@ -391,6 +391,13 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
         .unwrap_or_else(|| target.join("release/retsu"));
     let endpoint = cli.endpoint.as_deref().map(resolve).transpose()?;
     if endpoint.is_none() {
+        if !retsu_bin.is_file() {
+            return Err(format!(
+                "{} not found: build it first with `cargo build --release` (or pass --retsu-bin)",
+                retsu_bin.display()
+            )
+            .into());
+        }
         warn_if_stale(&retsu_bin);
     }
     let log_dir = target.join("bench/logs");
@@ -432,7 +439,7 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
 
     let summaries = report::summarize(&b.measurements);
     let targets = report::targets(&summaries, test.name());
-    let text = report::render(&summaries, &targets);
+    let text = report::render(&summaries, &targets, quick);
     println!("{text}");
     for f in &b.failures {
         println!(

@@ -278,6 +278,18 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
             met: pct.map(|p| p >= 60.0),
         });
     }
+    // The pipeline's message-rate ratio also counts that Retsu's long polls
+    // return as soon as one message lands (as SQS's do) while the null
+    // server always answers ten: the request-rate ratio compares the
+    // servers on the same request mix.
+    let pipeline =
+        find("pipeline", crate::scenarios::PIPELINE_VARIANT).and_then(|s| s.floor_requests_pct);
+    out.push(Target {
+        name: "pipeline, requests/s (same request mix)".into(),
+        goal: ">= 60% of null floor (see note)".into(),
+        measured: pipeline.map_or("-".into(), |p| format!("{p:.0}%")),
+        met: pipeline.map(|p| p >= 60.0),
+    });
     let wake = find("longpoll-wake", crate::scenarios::WAKE_VARIANT).and_then(|s| s.p99_ms);
     out.push(Target {
         name: "longpoll-wake p99".into(),
@@ -422,8 +434,14 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
 }
 
 /// Human-readable report: one table per scenario, then the targets.
-pub fn render(summaries: &[Summary], targets: &[Target]) -> String {
+pub fn render(summaries: &[Summary], targets: &[Target], quick: bool) -> String {
     let mut out = String::new();
+    if quick {
+        out.push_str(
+            "--quick: a smoke run; its samples are too small for the figures below \
+             to mean anything. Run the full benchmark to judge speed.\n",
+        );
+    }
     let mut scenarios: Vec<&'static str> = Vec::new();
     for s in summaries {
         if !scenarios.contains(&s.scenario) {
@@ -585,4 +603,76 @@ pub fn render(summaries: &[Summary], targets: &[Target]) -> String {
         .collect();
     out.push_str(&table(&["target", "goal", "measured", "result"], body));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![f64::NAN, 5.0]), Some(5.0));
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let ns: Vec<u64> = (1..=100).map(|i| i * 1_000_000).collect();
+        let l = Latency::from_ns("x", ns).unwrap();
+        assert_eq!(l.p50_ms, 50.0);
+        assert_eq!(l.p99_ms, 99.0);
+        assert_eq!(l.max_ms, 100.0);
+        let one = Latency::from_ns("x", vec![2_000_000]).unwrap();
+        assert_eq!((one.p50_ms, one.p99_ms, one.max_ms), (2.0, 2.0, 2.0));
+        assert!(Latency::from_ns("x", vec![]).is_none());
+    }
+
+    #[test]
+    fn counts_and_thousands() {
+        assert_eq!(count(1000.0), "1k");
+        assert_eq!(count(1_000_000.0), "1M");
+        assert_eq!(count(1500.0), "1500");
+        assert_eq!(thousands(1234567.0), "1,234,567");
+        assert_eq!(thousands(999.0), "999");
+    }
+
+    fn m(server: &'static str, round: usize, rate: f64) -> Measurement {
+        let mut m = Measurement::new("send", "c=1");
+        m.client = "raw";
+        m.server = server;
+        m.round = round;
+        m.msgs_per_s = rate;
+        m.seconds = 1.0;
+        m.requests = rate as u64;
+        m
+    }
+
+    #[test]
+    fn floor_is_the_median_of_same_round_ratios() {
+        let ms = vec![
+            m("retsu", 0, 50.0),
+            m("null", 0, 100.0),
+            m("retsu", 1, 90.0),
+            m("null", 1, 100.0),
+            m("retsu", 2, 10.0),
+            m("null", 2, 10.0),
+        ];
+        let s = summarize(&ms);
+        let retsu = s.iter().find(|s| s.server == "retsu").unwrap();
+        assert_eq!(retsu.rounds, 3);
+        assert_eq!(retsu.msgs_per_s, 50.0);
+        assert_eq!(retsu.floor_pct, Some(90.0));
+        assert_eq!(retsu.floor_requests_pct, Some(90.0));
+        let null = s.iter().find(|s| s.server == "null").unwrap();
+        assert_eq!(null.floor_pct, None);
+        let t = targets(&s, "retsu");
+        let send = t.iter().find(|t| t.name == "send c=1").unwrap();
+        assert_eq!(send.met, Some(true));
+        assert!(t
+            .iter()
+            .filter(|t| t.name != "send c=1")
+            .all(|t| t.met.is_none()));
+    }
 }

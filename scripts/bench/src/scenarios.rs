@@ -749,7 +749,6 @@ pub async fn longpoll_wake(run: &Run<'_>, iterations: usize) -> BoxResult<Measur
     let mut sender = cs.pop().unwrap();
     let mut poller = cs.pop().unwrap();
     let mut latencies = Vec::with_capacity(iterations);
-    let server_cpu = run.pid.and_then(|p| proc::cpu_seconds(&p.to_string()));
     let start = Instant::now();
     for i in 0..iterations {
         run.check_deadline()?;
@@ -789,8 +788,6 @@ pub async fn longpoll_wake(run: &Run<'_>, iterations: usize) -> BoxResult<Measur
         "start of the SendMessage to the return of the already-waiting ReceiveMessage",
         latencies,
     );
-    m.server_cpu_s =
-        server_cpu.and_then(|before| Some(proc::cpu_seconds(&run.pid?.to_string())? - before));
     Ok(m)
 }
 
@@ -954,4 +951,36 @@ pub fn startup(launcher: &Launcher, kind: ServerKind, runs: usize) -> BoxResult<
         m.metrics.insert("idle_rss_kib", idle);
     }
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_carry_tag_and_time_at_any_size() {
+        for size in [100, 1024] {
+            let b = body(42, 123_456, size);
+            assert_eq!(b.len(), size);
+            assert_eq!(parse_body(&b).unwrap(), (42, 123_456));
+        }
+        assert!(parse_body("hello").is_err());
+    }
+
+    #[test]
+    fn seen_catches_duplicates_and_strangers() {
+        let seen = Seen::new(3);
+        seen.mark(0).unwrap();
+        seen.mark(2).unwrap();
+        assert_eq!(seen.missing(), 1);
+        assert!(seen.mark(2).is_err());
+        assert!(seen.mark(3).is_err());
+    }
+
+    #[test]
+    fn sdk_gets_a_quarter_in_whole_batches() {
+        assert_eq!(for_client(40_000, ClientKind::Raw), 40_000);
+        assert_eq!(for_client(40_000, ClientKind::Sdk), 10_000);
+        assert_eq!(for_client(500, ClientKind::Sdk), 120);
+    }
 }
