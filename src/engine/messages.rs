@@ -49,6 +49,28 @@ fn expired_handle(handle: &str) -> SqsError {
     SqsError::invalid_parameter("ReceiptHandle", handle, "The receipt handle has expired.")
 }
 
+/// Why a message could not be sent. In a batch, AWS reports most faults
+/// per entry but fails the whole request for a FIFO entry without a group
+/// or a deduplication id.
+enum SendFault {
+    Entry(SqsError),
+    Request(SqsError),
+}
+
+impl From<SqsError> for SendFault {
+    fn from(e: SqsError) -> SendFault {
+        SendFault::Entry(e)
+    }
+}
+
+impl From<SendFault> for SqsError {
+    fn from(f: SendFault) -> SqsError {
+        match f {
+            SendFault::Entry(e) | SendFault::Request(e) => e,
+        }
+    }
+}
+
 /// The rules a single message must meet, in the order AWS checks them.
 fn prepare(
     ctx: &RequestContext,
@@ -57,7 +79,7 @@ fn prepare(
     content_dedup: bool,
     input: SendInput<'_>,
     in_batch: bool,
-) -> Result<Prepared, SqsError> {
+) -> Result<Prepared, SendFault> {
     let fifo = queue.is_fifo();
     let body = validate::check_body(input.body)?;
     let delay_ms = match input.delay_seconds {
@@ -75,7 +97,8 @@ fn prepare(
                     "DelaySeconds",
                     d,
                     "The request include parameter that is not valid for this queue type.",
-                ));
+                )
+                .into());
             }
             Some(d as u64 * 1000)
         }
@@ -90,17 +113,18 @@ fn prepare(
         };
         return Err(SqsError::invalid_value(format!(
             "{lead} Reason: Message must be shorter than {max_size} bytes."
-        )));
+        ))
+        .into());
     }
     if let Some(group) = input.group_id {
         validate::check_fifo_id("MessageGroupId", group)?;
     }
     if fifo && input.group_id.is_none() {
-        return Err(if in_batch {
+        return Err(SendFault::Request(if in_batch {
             SqsError::invalid_value("The request must contain the parameter MessageGroupId.")
         } else {
             SqsError::missing("MessageGroupId")
-        });
+        }));
     }
     let dedup_id = match input.dedup_id {
         Some(d) if !fifo => {
@@ -108,7 +132,8 @@ fn prepare(
                 "MessageDeduplicationId",
                 d,
                 "The request includes a parameter that is not valid for this queue type.",
-            ))
+            )
+            .into())
         }
         Some(d) => {
             validate::check_fifo_id("MessageDeduplicationId", d)?;
@@ -116,9 +141,9 @@ fn prepare(
         }
         None if fifo && content_dedup => Some(hex(&Sha256::digest(body.as_bytes()))),
         None if fifo => {
-            return Err(SqsError::invalid_value(
+            return Err(SendFault::Request(SqsError::invalid_value(
                 "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
-            ))
+            )))
         }
         None => None,
     };
@@ -356,9 +381,8 @@ impl Engine {
             };
             match prepare(ctx, &queue, max_size, content_dedup, input, true) {
                 Ok(p) => prepared.push((*id, p)),
-                // FIFO envelope faults fail the whole request, as in AWS.
-                Err(e) if queue.is_fifo() && is_fifo_request_fault(&e) => return Err(e),
-                Err(e) => failed.push(batch_error(id, e)),
+                Err(SendFault::Request(e)) => return Err(e),
+                Err(SendFault::Entry(e)) => failed.push(batch_error(id, e)),
             }
         }
         let now = self.now();
@@ -647,14 +671,6 @@ impl Engine {
         }
         Ok(result)
     }
-}
-
-/// Errors that AWS reports for a whole FIFO SendMessageBatch rather than
-/// per entry.
-fn is_fifo_request_fault(e: &SqsError) -> bool {
-    e.message == "The request must contain the parameter MessageGroupId."
-        || e.message
-            .starts_with("The queue should either have ContentBasedDeduplication")
 }
 
 /// A FIFO receive retried with the same attempt id gets the same messages
