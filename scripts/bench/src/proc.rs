@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -67,8 +68,22 @@ impl Drop for ServerProc {
 impl Launcher {
     /// Starts a server on a free loopback port and waits until it answers
     /// ListQueues (polling every 100 µs, so the start-up time is exact to
-    /// about that).
+    /// about that). Tries up to three times: the port, free when picked,
+    /// may be taken before the server binds it.
     pub fn start(&self, kind: ServerKind) -> BoxResult<ServerProc> {
+        let mut attempt = 1;
+        loop {
+            match self.start_once(kind) {
+                Err(e) if attempt < 3 && !e.to_string().contains("not found") => {
+                    eprintln!("  {} did not start ({e}); retrying", kind.name());
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    fn start_once(&self, kind: ServerKind) -> BoxResult<ServerProc> {
         let port = free_port()?;
         let mut command = match kind {
             ServerKind::Retsu => {
@@ -99,6 +114,18 @@ impl Launcher {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
+        // Servers die with the benchmark, even when it is killed outright
+        // (they are started from threads that live as long as it does).
+        // SAFETY: prctl is async-signal-safe; nothing else runs between
+        // fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let started = Instant::now();
         let child = command.spawn()?;
