@@ -48,11 +48,19 @@ macro_rules! actions {
                 match name { $(stringify!($name) => Some(Action::$name),)* _ => None }
             }
 
-            /// Decodes a JSON document (the JSON body, or the query
-            /// parameters rewritten as JSON) into this action's request.
+            /// Decodes a JSON document (the query parameters rewritten as
+            /// JSON) into this action's request.
             pub fn decode(self, value: serde_json::Value) -> Result<Request, SqsError> {
                 Ok(match self {
                     $(Action::$name => Request::$name(crate::api::de::from_value(value)?),)*
+                })
+            }
+
+            /// Decodes a JSON body straight into this action's request,
+            /// without an intermediate tree (the hot path of every SDK call).
+            pub fn decode_slice(self, body: &[u8]) -> Result<Request, SqsError> {
+                Ok(match self {
+                    $(Action::$name => Request::$name(crate::api::de::from_slice(body)?),)*
                 })
             }
         }
@@ -76,10 +84,18 @@ macro_rules! actions {
                 match self { $(Response::$name(_) => Action::$name,)* }
             }
 
-            /// The JSON rendering of the result (also the input of the XML encoder).
+            /// The JSON rendering of the result as a tree (the input of the
+            /// XML encoder).
             pub fn to_json(&self) -> serde_json::Value {
                 match self {
                     $(Response::$name(r) => serde_json::to_value(r).expect("responses always serialize"),)*
+                }
+            }
+
+            /// The JSON body of the result, written directly.
+            pub fn to_json_string(&self) -> String {
+                match self {
+                    $(Response::$name(r) => serde_json::to_string(r).expect("responses always serialize"),)*
                 }
             }
         }
@@ -538,6 +554,24 @@ pub mod de {
         value: serde_json::Value,
     ) -> Result<T, SqsError> {
         serde_json::from_value(value).map_err(|e| SqsError::serialization(e.to_string()))
+    }
+
+    /// Deserializes a JSON body (empty means `{}`), with AWS's error for
+    /// malformed JSON or members of the wrong type.
+    pub fn from_slice<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, SqsError> {
+        let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+            b"{}"
+        } else {
+            body
+        };
+        // serde would also read a struct from an array; AWS wants an object.
+        if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(SqsError::serialization(
+                "The request body must be a JSON object.",
+            ));
+        }
+        serde_json::from_slice(body)
+            .map_err(|e| SqsError::serialization(format!("Malformed JSON request body: {e}")))
     }
 
     /// An integer that may arrive as a JSON number or (query protocol) a string.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::checksum::{hex, md5_bytes, md5_of_attribute_map, md5_of_attributes, md5_of_body};
+use super::checksum::{hex, md5_bytes, md5_of_attribute_map, md5_of_attributes};
 use super::queue::{Attempt, DedupEntry, Queue, QueueState, DEDUP_WINDOW_MS};
 use super::receipt::Receipt;
 use super::store::{State, StoredMessage, Transition};
@@ -153,8 +153,9 @@ fn prepare(
         .and_then(|v| v.string_value.clone())
         .or_else(|| ctx.trace_header.clone());
     let message_id = Uuid::new_v4();
+    let body_md5 = md5_bytes(body);
     let result = SendMessageResult {
-        md5_of_message_body: md5_of_body(body),
+        md5_of_message_body: hex(&body_md5),
         md5_of_message_attributes: md5_of_attribute_map(input.attributes),
         md5_of_message_system_attributes: md5_of_attribute_map(input.system_attributes),
         message_id: message_id.to_string(),
@@ -164,7 +165,7 @@ fn prepare(
         message: StoredMessage {
             message_id,
             body: body.to_string(),
-            body_md5: md5_bytes(body),
+            body_md5,
             attributes: input.attributes.clone(),
             trace_header,
             sender_id: Arc::from(ctx.account_id.as_str()),
@@ -331,7 +332,8 @@ impl Engine {
         let prepared = prepare(ctx, &queue, max_size, content_dedup, input, false)?;
         let now = self.now();
         let result = enqueue(&mut queue.lock_at(now), prepared, now);
-        queue.notify.notify_waiters();
+        // One new message needs one waiting poll, not all of them.
+        queue.notify.notify_one();
         Ok(result)
     }
 
@@ -396,8 +398,8 @@ impl Engine {
                 });
             }
         }
-        if !successful.is_empty() {
-            queue.notify.notify_waiters();
+        for _ in 0..successful.len() {
+            queue.notify.notify_one();
         }
         Ok(SendMessageBatchResult { successful, failed })
     }

@@ -23,7 +23,11 @@ pub fn check_body(body: Option<&str>) -> Result<&str, SqsError> {
         Some(b) if !b.is_empty() => b,
         _ => return Err(SqsError::missing("MessageBody")),
     };
-    if !body.chars().all(is_allowed_char) {
+    // Most bodies are plain ASCII: check bytes first, characters only if not.
+    let plain = body
+        .bytes()
+        .all(|b| matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e));
+    if !plain && !body.chars().all(is_allowed_char) {
         return Err(SqsError::new(
             ErrorCode::InvalidMessageContents,
             "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",

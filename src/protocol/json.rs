@@ -46,25 +46,14 @@ pub fn action(headers: &HeaderMap) -> Result<Action, SqsError> {
         })
 }
 
-/// Parses the body (empty means `{}`) and decodes it as `action`'s request.
+/// Decodes the body (empty means `{}`) as `action`'s request.
 pub fn decode(action: Action, body: &[u8]) -> Result<Request, SqsError> {
-    let value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_slice::<Value>(body)
-            .map_err(|e| SqsError::serialization(format!("Malformed JSON request body: {e}")))?
-    };
-    if !value.is_object() {
-        return Err(SqsError::serialization(
-            "The request body must be a JSON object.",
-        ));
-    }
-    action.decode(value)
+    action.decode_slice(body)
 }
 
 /// The success body: the result's members, `{}` for none.
 pub fn encode_response(response: &Response) -> String {
-    response.to_json().to_string()
+    response.to_json_string()
 }
 
 /// `{"__type": ..., "message": ...}`; the header value is [`query_error_header`].
