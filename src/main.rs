@@ -12,6 +12,11 @@ use retsu::clock::SystemClock;
 use retsu::config::Config;
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc: the request path allocates many small short-lived objects;
+/// glibc malloc spent ~30% of the server's CPU on them (see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let config = Config::parse();
