@@ -192,41 +192,6 @@ async fn fifo_name_and_fifo_queue_attribute_must_agree() {
 }
 
 #[tokio::test]
-async fn fifo_only_attributes_on_a_standard_queue_are_refused() {
-    let t = TestServer::start().await;
-    let cases = [
-        ("FifoQueue", "false", "Unknown Attribute FifoQueue."),
-        (
-            "ContentBasedDeduplication",
-            "true",
-            "Unknown Attribute ContentBasedDeduplication.",
-        ),
-        (
-            "DeduplicationScope",
-            "queue",
-            "You can specify the DeduplicationScope only when FifoQueue is set to true.",
-        ),
-        (
-            "FifoThroughputLimit",
-            "perQueue",
-            "You can specify the FifoThroughputLimit only when FifoQueue is set to true.",
-        ),
-    ];
-    for (name, value, message) in cases {
-        let err = service_error(
-            t.client
-                .create_queue()
-                .queue_name("standard")
-                .attributes(QueueAttributeName::from(name), value)
-                .send()
-                .await,
-        );
-        assert_eq!(err.code(), Some("InvalidAttributeName"), "{name}={value}");
-        assert_eq!(err.message(), Some(message), "{name}={value}");
-    }
-}
-
-#[tokio::test]
 async fn queue_type_can_never_change() {
     let t = TestServer::start().await;
     let url = fifo_queue(&t, "typed.fifo", &[]).await;
