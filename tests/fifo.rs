@@ -72,18 +72,10 @@ fn entry(
         .unwrap()
 }
 
-fn sys(m: &Message, name: MessageSystemAttributeName) -> Option<String> {
-    m.attributes().and_then(|a| a.get(&name)).cloned()
-}
-
 fn seq_of(m: &Message) -> u128 {
     let s = sys(m, MessageSystemAttributeName::SequenceNumber)
         .unwrap_or_else(|| panic!("no SequenceNumber on {m:?}"));
     parse_sequence(&s)
-}
-
-fn receive_count(m: &Message) -> String {
-    sys(m, MessageSystemAttributeName::ApproximateReceiveCount).expect("ApproximateReceiveCount")
 }
 
 fn group_of(m: &Message) -> String {
@@ -97,23 +89,9 @@ fn parse_sequence(s: &str) -> u128 {
     s.parse().unwrap()
 }
 
-fn bodies(msgs: &[Message]) -> Vec<&str> {
-    msgs.iter().map(|m| m.body().unwrap()).collect()
-}
-
-async fn delete(t: &TestServer, url: &str, m: &Message) {
-    t.client
-        .delete_message()
-        .queue_url(url)
-        .receipt_handle(m.receipt_handle().unwrap())
-        .send()
-        .await
-        .expect("DeleteMessage");
-}
-
 async fn delete_all(t: &TestServer, url: &str, msgs: &[Message]) {
     for m in msgs {
-        delete(t, url, m).await;
+        t.delete_message(url, m.receipt_handle().unwrap()).await;
     }
 }
 
@@ -650,7 +628,7 @@ async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() 
     let original_seq = original.sequence_number().unwrap().to_string();
     let m = t.receive_one(&url).await;
     assert_eq!(m.message_id(), Some(original_id.as_str()));
-    delete(&t, &url, &m).await;
+    t.delete_message(&url, m.receipt_handle().unwrap()).await;
     assert_eq!(t.counts(&url).await, (0, 0, 0));
 
     // Within the window: accepted, not enqueued, answered as the original.
@@ -881,7 +859,7 @@ async fn messages_of_a_group_come_out_in_send_order() {
             .entry(group_of(m))
             .or_default()
             .push(m.body().unwrap().to_string());
-        delete(&t, &url, m).await;
+        t.delete_message(&url, m.receipt_handle().unwrap()).await;
         total += 1;
     }
     assert_eq!(total, 12);
@@ -912,34 +890,26 @@ async fn a_group_with_a_message_in_flight_is_locked() {
     assert_eq!(bodies(out.messages()), ["b1"]);
     assert!(t.receive(&url, 10).await.is_empty());
     // Deleting B's message does not unlock A.
-    delete(&t, &url, &out.messages()[0]).await;
+    t.delete_message(&url, out.messages()[0].receipt_handle().unwrap())
+        .await;
     assert!(t.receive(&url, 10).await.is_empty());
     // Nor does time short of the visibility timeout.
     t.advance_secs(29);
     assert!(t.receive(&url, 10).await.is_empty());
     // Deleting a1 does.
-    delete(&t, &url, &first[0]).await;
+    t.delete_message(&url, first[0].receipt_handle().unwrap())
+        .await;
     let rest = t.receive(&url, 10).await;
     assert_eq!(bodies(&rest), ["a2", "a3"]);
     assert!(t.receive(&url, 10).await.is_empty());
     // Releasing a2 (visibility 0) does not unlock the group while a3 is
     // in flight.
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(rest[0].receipt_handle().unwrap())
-        .visibility_timeout(0)
-        .send()
+    t.change_visibility(&url, rest[0].receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     assert!(t.receive(&url, 10).await.is_empty());
     // Releasing a3 too: both come back, in order.
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(rest[1].receipt_handle().unwrap())
-        .visibility_timeout(0)
-        .send()
+    t.change_visibility(&url, rest[1].receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     let again = t.receive(&url, 10).await;
@@ -960,7 +930,8 @@ async fn one_receive_takes_up_to_ten_of_a_group_in_order() {
     assert!(t.receive(&url, 10).await.is_empty(), "group is locked");
     delete_all(&t, &url, &first[..9]).await;
     assert!(t.receive(&url, 10).await.is_empty(), "m09 still in flight");
-    delete(&t, &url, &first[9]).await;
+    t.delete_message(&url, first[9].receipt_handle().unwrap())
+        .await;
     assert_eq!(bodies(&t.receive(&url, 10).await), ["m10", "m11"]);
 }
 
@@ -1050,7 +1021,8 @@ async fn receive_request_attempt_id_replays_the_same_messages_and_handles() {
     // Another attempt id is a new receive: group A is locked.
     assert!(receive_attempt(&t, &url, 10, "attempt-2").await.is_empty());
     // The original handles work.
-    delete(&t, &url, &retry[0]).await;
+    t.delete_message(&url, retry[0].receipt_handle().unwrap())
+        .await;
     // After a delete the retry is a new receive and never returns a1.
     let after = receive_attempt(&t, &url, 2, "attempt-1").await;
     assert!(
@@ -1063,7 +1035,8 @@ async fn receive_request_attempt_id_replays_the_same_messages_and_handles() {
         "a2 is still in flight: {:?}",
         bodies(&after)
     );
-    delete(&t, &url, &first[1]).await;
+    t.delete_message(&url, first[1].receipt_handle().unwrap())
+        .await;
     assert_eq!(
         bodies(&receive_attempt(&t, &url, 2, "attempt-1").await),
         ["a3"]
@@ -1077,12 +1050,7 @@ async fn receive_attempt_retry_after_a_visibility_change_is_a_new_receive() {
     put(&t, &url, "a1", "A").await;
     let first = receive_attempt(&t, &url, 1, "att").await;
     assert_eq!(bodies(&first), ["a1"]);
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(first[0].receipt_handle().unwrap())
-        .visibility_timeout(0)
-        .send()
+    t.change_visibility(&url, first[0].receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     // The message was changed: the retry receives it afresh.
@@ -1133,53 +1101,27 @@ async fn an_expired_receipt_handle_is_refused() {
     let old = first.receipt_handle().unwrap().to_string();
     t.advance_secs(31);
 
-    let f = failure(
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(&old)
-            .send()
-            .await,
-    );
+    let f = t.delete_message_failure(&url, &old).await;
     assert_eq!(f.status, 400);
     assert_eq!(f.err.code(), Some("InvalidParameterValue"));
     assert_eq!(f.err.message(), Some(expired(&old).as_str()));
-    let f = failure(
-        t.client
-            .change_message_visibility()
-            .queue_url(&url)
-            .receipt_handle(&old)
-            .visibility_timeout(60)
-            .send()
-            .await,
-    );
-    assert_eq!(f.err.code(), Some("InvalidParameterValue"));
-    assert_eq!(f.err.message(), Some(expired(&old).as_str()));
+    let err = t.change_visibility(&url, &old, 60).await.unwrap_err();
+    assert_eq!(err.code(), Some("InvalidParameterValue"));
+    assert_eq!(err.message(), Some(expired(&old).as_str()));
     // The message is still there.
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 
     // Received again: the old handle stays expired, the new one works.
     let second = t.receive_one(&url).await;
     assert_eq!(receive_count(&second), "2");
-    let f = failure(
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(&old)
-            .send()
-            .await,
-    );
+    let f = t.delete_message_failure(&url, &old).await;
     assert_eq!(f.err.message(), Some(expired(&old).as_str()));
     assert_eq!(t.counts(&url).await, (0, 1, 0));
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(second.receipt_handle().unwrap())
-        .visibility_timeout(60)
-        .send()
+    t.change_visibility(&url, second.receipt_handle().unwrap(), 60)
         .await
         .unwrap();
-    delete(&t, &url, &second).await;
+    t.delete_message(&url, second.receipt_handle().unwrap())
+        .await;
     assert_eq!(t.counts(&url).await, (0, 0, 0));
 
     // In a batch, per entry.
@@ -1251,12 +1193,7 @@ async fn fifo_system_attributes_on_receive() {
     assert_eq!(attrs["ApproximateReceiveCount"], "1");
 
     // Only what is asked for.
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle().unwrap())
-        .visibility_timeout(0)
-        .send()
+    t.change_visibility(&url, m.receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     let out = t
@@ -1318,7 +1255,8 @@ async fn message_group_id_on_a_standard_queue_keeps_standard_semantics() {
     assert_eq!(t.counts(&url).await, (1, 3, 0));
     // A handle whose visibility ran out still deletes on a standard queue.
     t.advance_secs(31);
-    delete(&t, &url, &first[0]).await;
+    t.delete_message(&url, first[0].receipt_handle().unwrap())
+        .await;
 
     // The group id rules apply here too.
     let err = service_error(
@@ -1392,24 +1330,12 @@ async fn deleting_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group()
     let first = t.receive(&url, 1).await;
     assert_eq!(bodies(&first), ["a1"]);
 
-    let client = t.new_client(REGION);
-    let poll_url = url.clone();
-    let poll = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(&poll_url)
-            .max_number_of_messages(10)
-            .wait_time_seconds(20)
-            .send()
-            .await
-            .expect("ReceiveMessage")
-            .messages
-            .unwrap_or_default()
-    });
+    let poll = spawn_receive(&t.new_client(REGION), &url, Some(20));
     settle().await;
     assert!(!poll.is_finished(), "group A is locked: the poll must wait");
     // The clock does not move: only the delete can unlock the group.
-    delete(&t, &url, &first[0]).await;
+    t.delete_message(&url, first[0].receipt_handle().unwrap())
+        .await;
     let got = finish(poll, 5).await;
     assert_eq!(bodies(&got), ["a2"]);
 }
@@ -1422,28 +1348,10 @@ async fn releasing_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group(
     put(&t, &url, "a2", "A").await;
     let first = t.receive(&url, 1).await;
 
-    let client = t.new_client(REGION);
-    let poll_url = url.clone();
-    let poll = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(&poll_url)
-            .max_number_of_messages(10)
-            .wait_time_seconds(20)
-            .send()
-            .await
-            .expect("ReceiveMessage")
-            .messages
-            .unwrap_or_default()
-    });
+    let poll = spawn_receive(&t.new_client(REGION), &url, Some(20));
     settle().await;
     assert!(!poll.is_finished());
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(first[0].receipt_handle().unwrap())
-        .visibility_timeout(0)
-        .send()
+    t.change_visibility(&url, first[0].receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     let got = finish(poll, 5).await;
@@ -1458,19 +1366,7 @@ async fn visibility_expiry_wakes_a_long_poll_waiting_on_its_group() {
     assert_eq!(bodies(&t.receive(&url, 1).await), ["a1"]);
     t.advance_secs(15);
 
-    let client = t.new_client(REGION);
-    let poll_url = url.clone();
-    let poll = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(&poll_url)
-            .wait_time_seconds(20)
-            .send()
-            .await
-            .expect("ReceiveMessage")
-            .messages
-            .unwrap_or_default()
-    });
+    let poll = spawn_receive(&t.new_client(REGION), &url, Some(20));
     settle().await;
     t.advance_secs(14); // 29 s after the receive, 14 s into the poll
     settle().await;
@@ -1488,19 +1384,7 @@ async fn a_batch_delete_of_the_in_flight_message_wakes_a_long_poll_waiting_on_it
     put(&t, &url, "a2", "A").await;
     let first = t.receive(&url, 1).await;
 
-    let client = t.new_client(REGION);
-    let poll_url = url.clone();
-    let poll = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(&poll_url)
-            .wait_time_seconds(20)
-            .send()
-            .await
-            .expect("ReceiveMessage")
-            .messages
-            .unwrap_or_default()
-    });
+    let poll = spawn_receive(&t.new_client(REGION), &url, Some(20));
     settle().await;
     assert!(!poll.is_finished());
     let out = t

@@ -4,78 +4,11 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_sqs::error::ProvideErrorMetadata;
-use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
-use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use common::*;
-use tokio::task::JoinHandle;
-
-fn system_attrs(m: &Message) -> HashMap<String, String> {
-    m.attributes()
-        .map(|a| {
-            a.iter()
-                .map(|(k, v)| (k.as_str().to_string(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn receive_count(m: &Message) -> String {
-    system_attrs(m)["ApproximateReceiveCount"].clone()
-}
-
-/// Starts a ReceiveMessage in the background. `wait` is WaitTimeSeconds
-/// (`None` leaves it out so the queue default applies).
-fn spawn_receive(client: &Client, url: &str, wait: Option<i32>) -> JoinHandle<Vec<Message>> {
-    let client = client.clone();
-    let url = url.to_string();
-    tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .set_wait_time_seconds(wait)
-            .message_system_attribute_names(MessageSystemAttributeName::All)
-            .send()
-            .await
-            .expect("ReceiveMessage")
-            .messages
-            .unwrap_or_default()
-    })
-}
-
-async fn delete(t: &TestServer, url: &str, handle: &str) {
-    t.client
-        .delete_message()
-        .queue_url(url)
-        .receipt_handle(handle)
-        .send()
-        .await
-        .expect("DeleteMessage");
-}
-
-async fn change_visibility(
-    t: &TestServer,
-    url: &str,
-    handle: &str,
-    timeout: i32,
-) -> Result<(), aws_sdk_sqs::operation::change_message_visibility::ChangeMessageVisibilityError> {
-    match t
-        .client
-        .change_message_visibility()
-        .queue_url(url)
-        .receipt_handle(handle)
-        .visibility_timeout(timeout)
-        .send()
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(e) => Err(service_error::<(), _>(Err(e))),
-    }
-}
 
 // ------------------------------------------------------ visibility timeout
 
@@ -169,7 +102,8 @@ async fn a_stale_handle_deletes_nothing_and_the_current_one_deletes() {
     assert_eq!(receive_count(&second), "2");
 
     // The first handle still "succeeds"...
-    delete(&t, &url, first.receipt_handle().unwrap()).await;
+    t.delete_message(&url, first.receipt_handle().unwrap())
+        .await;
     // ...but the message is still there, in flight under the second receive.
     assert_eq!(t.counts(&url).await, (0, 1, 0));
     t.advance_secs(30);
@@ -177,13 +111,16 @@ async fn a_stale_handle_deletes_nothing_and_the_current_one_deletes() {
     assert_eq!(receive_count(&third), "3");
 
     // The current handle deletes it.
-    delete(&t, &url, third.receipt_handle().unwrap()).await;
+    t.delete_message(&url, third.receipt_handle().unwrap())
+        .await;
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     t.advance_secs(60);
     assert!(t.receive(&url, 10).await.is_empty());
     // Deleting again with any of its handles succeeds.
-    delete(&t, &url, third.receipt_handle().unwrap()).await;
-    delete(&t, &url, first.receipt_handle().unwrap()).await;
+    t.delete_message(&url, third.receipt_handle().unwrap())
+        .await;
+    t.delete_message(&url, first.receipt_handle().unwrap())
+        .await;
 }
 
 #[tokio::test]
@@ -194,7 +131,7 @@ async fn an_expired_handle_not_yet_superseded_still_deletes() {
     let m = t.receive_one(&url).await;
     t.advance_secs(45);
     assert_eq!(t.counts(&url).await, (1, 0, 0));
-    delete(&t, &url, m.receipt_handle().unwrap()).await;
+    t.delete_message(&url, m.receipt_handle().unwrap()).await;
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     assert!(t.receive(&url, 10).await.is_empty());
 }
@@ -208,14 +145,7 @@ async fn malformed_and_foreign_handles_are_receipt_handle_is_invalid() {
     let foreign = t.receive_one(&other).await;
     let foreign_handle = foreign.receipt_handle().unwrap().to_string();
 
-    let f = failure(
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle("garbage")
-            .send()
-            .await,
-    );
+    let f = t.delete_message_failure(&url, "garbage").await;
     assert!(f.err.is_receipt_handle_is_invalid(), "{:?}", f.err);
     assert_eq!(f.err.code(), Some("ReceiptHandleIsInvalid"));
     assert_eq!(
@@ -228,14 +158,7 @@ async fn malformed_and_foreign_handles_are_receipt_handle_is_invalid() {
         f.status
     );
 
-    let err = service_error(
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(&foreign_handle)
-            .send()
-            .await,
-    );
+    let err = t.delete_message_failure(&url, &foreign_handle).await.err;
     assert!(err.is_receipt_handle_is_invalid(), "{err:?}");
     assert_eq!(
         err.message().map(str::to_string),
@@ -246,29 +169,21 @@ async fn malformed_and_foreign_handles_are_receipt_handle_is_invalid() {
     // A corrupted copy of a real handle.
     let mut corrupted = foreign_handle.clone();
     corrupted.truncate(corrupted.len() - 2);
-    let err = service_error(
-        t.client
-            .delete_message()
-            .queue_url(&other)
-            .receipt_handle(&corrupted)
-            .send()
-            .await,
-    );
+    let err = t.delete_message_failure(&other, &corrupted).await.err;
     assert!(err.is_receipt_handle_is_invalid(), "{err:?}");
 
     // The same for ChangeMessageVisibility.
-    let err = change_visibility(&t, &url, "garbage", 10)
-        .await
-        .unwrap_err();
+    let err = t.change_visibility(&url, "garbage", 10).await.unwrap_err();
     assert!(err.is_receipt_handle_is_invalid(), "{err:?}");
-    let err = change_visibility(&t, &url, &foreign_handle, 10)
+    let err = t
+        .change_visibility(&url, &foreign_handle, 10)
         .await
         .unwrap_err();
     assert!(err.is_receipt_handle_is_invalid(), "{err:?}");
 
     // The foreign message was not touched by any of this.
     assert_eq!(t.counts(&other).await, (0, 1, 0));
-    delete(&t, &other, &foreign_handle).await;
+    t.delete_message(&other, &foreign_handle).await;
     assert_eq!(t.counts(&other).await, (0, 0, 0));
 }
 
@@ -286,14 +201,10 @@ async fn a_handle_from_a_deleted_queue_of_the_same_name_is_invalid() {
         .unwrap();
     t.create_queue("reborn").await;
     t.send(&url, "new").await;
-    let err = service_error(
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(old.receipt_handle().unwrap())
-            .send()
-            .await,
-    );
+    let err = t
+        .delete_message_failure(&url, old.receipt_handle().unwrap())
+        .await
+        .err;
     assert!(err.is_receipt_handle_is_invalid(), "{err:?}");
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 }
@@ -307,7 +218,7 @@ async fn change_visibility_zero_releases_at_once() {
     t.send(&url, "m").await;
     let m = t.receive_one(&url).await;
     assert_eq!(t.counts(&url).await, (0, 1, 0));
-    change_visibility(&t, &url, m.receipt_handle().unwrap(), 0)
+    t.change_visibility(&url, m.receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     assert_eq!(t.counts(&url).await, (1, 0, 0));
@@ -324,7 +235,7 @@ async fn change_visibility_counts_from_now() {
     let m = t.receive_one(&url).await;
     t.advance_secs(20);
     // 30 s from now, i.e. 50 s after the receive (not 30 s after it).
-    change_visibility(&t, &url, m.receipt_handle().unwrap(), 30)
+    t.change_visibility(&url, m.receipt_handle().unwrap(), 30)
         .await
         .unwrap();
     t.advance_secs(10);
@@ -342,11 +253,11 @@ async fn change_visibility_can_shorten_and_extend_repeatedly() {
     t.send(&url, "m").await;
     let m = t.receive_one(&url).await;
     let h = m.receipt_handle().unwrap();
-    change_visibility(&t, &url, h, 5).await.unwrap();
+    t.change_visibility(&url, h, 5).await.unwrap();
     t.advance_secs(4);
-    change_visibility(&t, &url, h, 5).await.unwrap();
+    t.change_visibility(&url, h, 5).await.unwrap();
     t.advance_secs(4);
-    change_visibility(&t, &url, h, 5).await.unwrap();
+    t.change_visibility(&url, h, 5).await.unwrap();
     t.advance_secs(4);
     assert!(t.receive(&url, 10).await.is_empty());
     t.advance_secs(1);
@@ -361,7 +272,7 @@ async fn change_visibility_after_expiry_hides_the_message_again() {
     let m = t.receive_one(&url).await;
     t.advance_secs(31);
     assert_eq!(t.counts(&url).await, (1, 0, 0));
-    change_visibility(&t, &url, m.receipt_handle().unwrap(), 60)
+    t.change_visibility(&url, m.receipt_handle().unwrap(), 60)
         .await
         .unwrap();
     assert_eq!(t.counts(&url).await, (0, 1, 0));
@@ -378,27 +289,27 @@ async fn change_visibility_is_capped_at_twelve_hours_after_the_receive() {
     let m = t.receive_one(&url).await;
     let h = m.receipt_handle().unwrap();
     t.advance_secs(3_600);
-    let err = change_visibility(&t, &url, h, 43_200).await.unwrap_err();
+    let err = t.change_visibility(&url, h, 43_200).await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidParameterValue"), "{err:?}");
     assert_eq!(
         err.message(),
         Some("Value 43200 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
     );
-    let err = change_visibility(&t, &url, h, 39_601).await.unwrap_err();
+    let err = t.change_visibility(&url, h, 39_601).await.unwrap_err();
     assert_eq!(
         err.message(),
         Some("Value 39601 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
     );
     // Exactly 12 hours after the receive is allowed.
-    change_visibility(&t, &url, h, 39_600).await.unwrap();
+    t.change_visibility(&url, h, 39_600).await.unwrap();
     t.advance_secs(39_599);
     assert!(t.receive(&url, 10).await.is_empty());
     t.advance_secs(1);
     t.receive_one(&url).await;
     // The range itself.
-    let err = change_visibility(&t, &url, h, 43_201).await.unwrap_err();
+    let err = t.change_visibility(&url, h, 43_201).await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidParameterValue"));
-    let err = change_visibility(&t, &url, h, -1).await.unwrap_err();
+    let err = t.change_visibility(&url, h, -1).await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidParameterValue"));
 }
 
@@ -409,8 +320,8 @@ async fn change_visibility_of_a_deleted_message() {
     t.send(&url, "m").await;
     let m = t.receive_one(&url).await;
     let h = m.receipt_handle().unwrap();
-    delete(&t, &url, h).await;
-    let err = change_visibility(&t, &url, h, 10).await.unwrap_err();
+    t.delete_message(&url, h).await;
+    let err = t.change_visibility(&url, h, 10).await.unwrap_err();
     assert_eq!(err.code(), Some("InvalidParameterValue"), "{err:?}");
     assert_eq!(
         err.message().map(str::to_string),
@@ -548,7 +459,8 @@ async fn retention_expires_in_flight_messages_too() {
     t.advance_secs(3_600);
     assert!(t.receive(&url, 10).await.is_empty());
     // Its handle can no longer change its visibility.
-    let err = change_visibility(&t, &url, m.receipt_handle().unwrap(), 10)
+    let err = t
+        .change_visibility(&url, m.receipt_handle().unwrap(), 10)
         .await
         .unwrap_err();
     assert_eq!(err.code(), Some("InvalidParameterValue"), "{err:?}");
@@ -679,7 +591,7 @@ async fn long_poll_returns_when_a_message_is_released_by_change_visibility() {
     let poll = spawn_receive(&t.client, &url, Some(20));
     settle().await;
     assert!(!poll.is_finished());
-    change_visibility(&t, &url, m.receipt_handle().unwrap(), 0)
+    t.change_visibility(&url, m.receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     let got = finish(poll, 5).await;
@@ -850,7 +762,7 @@ async fn receive_beyond_120000_in_flight_is_over_limit() {
     assert_eq!(f.err.code(), Some("OverLimit"));
 
     // One fewer in flight: receiving works again.
-    delete(&t, &url, &last_handle).await;
+    t.delete_message(&url, &last_handle).await;
     assert_eq!(t.receive(&url, 10).await.len(), 1);
 }
 
@@ -860,15 +772,16 @@ async fn change_visibility_with_a_stale_handle_of_an_available_message() {
     let url = t.create_queue("not-inflight").await;
     t.send(&url, "m").await;
     let first = t.receive_one(&url).await;
-    change_visibility(&t, &url, first.receipt_handle().unwrap(), 0)
+    t.change_visibility(&url, first.receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     let second = t.receive_one(&url).await;
-    change_visibility(&t, &url, second.receipt_handle().unwrap(), 0)
+    t.change_visibility(&url, second.receipt_handle().unwrap(), 0)
         .await
         .unwrap();
     // The message is available; the first handle is from an earlier receive.
-    let err = change_visibility(&t, &url, first.receipt_handle().unwrap(), 10)
+    let err = t
+        .change_visibility(&url, first.receipt_handle().unwrap(), 10)
         .await
         .unwrap_err();
     assert!(err.is_message_not_inflight(), "{err:?}");

@@ -16,16 +16,6 @@ use common::*;
 const TRACE: &str = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
 const INVALID_CHARS: &str = "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF";
 
-fn system_attrs(m: &Message) -> HashMap<String, String> {
-    m.attributes()
-        .map(|a| {
-            a.iter()
-                .map(|(k, v)| (k.as_str().to_string(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn attr_names(m: &Message) -> Vec<String> {
     let mut names: Vec<String> = m
         .message_attributes()
@@ -94,13 +84,7 @@ async fn send_receive_delete() {
     assert!(m.message_attributes().is_none());
     assert_eq!(m.md5_of_message_attributes(), None);
 
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle().unwrap())
-        .send()
-        .await
-        .unwrap();
+    t.delete_message(&url, m.receipt_handle().unwrap()).await;
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     // Even once the visibility timeout would have run out.
     t.advance_secs(31);
@@ -154,13 +138,7 @@ async fn unicode_and_whitespace_bodies_round_trip() {
         let m = t.receive_one(&url).await;
         assert_eq!(m.body(), Some(b));
         assert_eq!(m.md5_of_body(), Some(md5_hex(b.as_bytes()).as_str()));
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(m.receipt_handle().unwrap())
-            .send()
-            .await
-            .unwrap();
+        t.delete_message(&url, m.receipt_handle().unwrap()).await;
     }
 }
 
@@ -459,13 +437,7 @@ async fn md5_of_message_attributes_matches_the_spec_vectors() {
         );
         let m = t.receive_one(&url).await;
         assert_eq!(m.md5_of_message_attributes(), Some(md5), "{name}");
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(m.receipt_handle().unwrap())
-            .send()
-            .await
-            .unwrap();
+        t.delete_message(&url, m.receipt_handle().unwrap()).await;
     }
 }
 
@@ -1440,24 +1412,14 @@ async fn change_message_visibility_batch() {
     assert_eq!(t.counts(&url).await, (1, 2, 0));
     let again = t.receive_one(&url).await;
     assert_eq!(again.body(), msgs[0].body());
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(again.receipt_handle().unwrap())
-        .send()
-        .await
-        .unwrap();
+    t.delete_message(&url, again.receipt_handle().unwrap())
+        .await;
     // m2 keeps its 30 s; m1 now needs 100 s.
     t.advance_secs(30);
     let third = t.receive_one(&url).await;
     assert_eq!(third.body(), msgs[2].body());
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(third.receipt_handle().unwrap())
-        .send()
-        .await
-        .unwrap();
+    t.delete_message(&url, third.receipt_handle().unwrap())
+        .await;
     t.advance_secs(69);
     assert!(t.receive(&url, 10).await.is_empty());
     t.advance_secs(1);

@@ -10,10 +10,6 @@ use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::QueueAttributeName;
 use common::*;
 
-fn arn(name: &str) -> String {
-    format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
-}
-
 // ------------------------------------------------------------ CreateQueue
 
 #[tokio::test]
@@ -695,13 +691,8 @@ async fn approximate_counters_are_exact_at_every_moment() {
     assert_eq!(t.counts(&url).await, (0, 3, 0));
 
     // Delete one of them.
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(two[0].receipt_handle().unwrap())
-        .send()
-        .await
-        .unwrap();
+    t.delete_message(&url, two[0].receipt_handle().unwrap())
+        .await;
     assert_eq!(t.counts(&url).await, (0, 2, 0));
 
     // 5 s later the short visibility runs out; the first one (30 s) not yet.

@@ -26,10 +26,6 @@ const NON_EXISTENT_QUEUE: &str = "AWS.SimpleQueueService.NonExistentQueue";
 
 // ---------------------------------------------------------------- helpers
 
-fn arn(name: &str) -> String {
-    format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
-}
-
 fn policy(dlq: &str, max: u32) -> String {
     format!(
         r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":{max}}}"#,
@@ -113,18 +109,6 @@ async fn receive_vis(t: &TestServer, url: &str, max: i32, visibility: i32) -> Ve
         .expect("ReceiveMessage")
         .messages
         .unwrap_or_default()
-}
-
-fn sys(m: &Message, name: MessageSystemAttributeName) -> Option<String> {
-    m.attributes().and_then(|a| a.get(&name)).cloned()
-}
-
-fn receive_count(m: &Message) -> String {
-    sys(m, MessageSystemAttributeName::ApproximateReceiveCount).expect("ApproximateReceiveCount")
-}
-
-fn bodies(msgs: &[Message]) -> Vec<&str> {
-    msgs.iter().map(|m| m.body().unwrap()).collect()
 }
 
 /// Drives every available message of `url` (a queue with

@@ -8,6 +8,10 @@
 
 #![allow(dead_code)]
 
+mod sdk;
+#[allow(unused_imports)]
+pub use sdk::*;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,116 @@
+//! SDK call chains and message accessors that several test files share:
+//! deleting or re-timing a received message by its handle, a background
+//! long poll, and reading a message's system attributes.
+
+use std::collections::HashMap;
+
+use aws_sdk_sqs::operation::change_message_visibility::ChangeMessageVisibilityError;
+use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
+use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
+use aws_sdk_sqs::Client;
+use tokio::task::JoinHandle;
+
+use super::{failure, service_error, Failure, TestServer, ACCOUNT, REGION};
+
+impl TestServer {
+    /// DeleteMessage by receipt handle; the call must succeed.
+    pub async fn delete_message(&self, url: &str, handle: &str) {
+        self.client
+            .delete_message()
+            .queue_url(url)
+            .receipt_handle(handle)
+            .send()
+            .await
+            .expect("DeleteMessage");
+    }
+
+    /// DeleteMessage by receipt handle; the call must fail with a service
+    /// error.
+    pub async fn delete_message_failure(
+        &self,
+        url: &str,
+        handle: &str,
+    ) -> Failure<DeleteMessageError> {
+        failure(
+            self.client
+                .delete_message()
+                .queue_url(url)
+                .receipt_handle(handle)
+                .send()
+                .await,
+        )
+    }
+
+    /// ChangeMessageVisibility by receipt handle, with the typed service
+    /// error when it fails.
+    pub async fn change_visibility(
+        &self,
+        url: &str,
+        handle: &str,
+        timeout: i32,
+    ) -> Result<(), ChangeMessageVisibilityError> {
+        match self
+            .client
+            .change_message_visibility()
+            .queue_url(url)
+            .receipt_handle(handle)
+            .visibility_timeout(timeout)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(service_error::<(), _>(Err(e))),
+        }
+    }
+}
+
+/// Starts a ReceiveMessage of up to ten messages (every system attribute)
+/// in the background. `wait` is WaitTimeSeconds (`None` leaves it out so
+/// the queue default applies).
+pub fn spawn_receive(client: &Client, url: &str, wait: Option<i32>) -> JoinHandle<Vec<Message>> {
+    let client = client.clone();
+    let url = url.to_string();
+    tokio::spawn(async move {
+        client
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .set_wait_time_seconds(wait)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .send()
+            .await
+            .expect("ReceiveMessage")
+            .messages
+            .unwrap_or_default()
+    })
+}
+
+/// The queue ARN Retsu gives `name` in the default region and account.
+pub fn arn(name: &str) -> String {
+    format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
+}
+
+/// The bodies of `msgs`, in order.
+pub fn bodies(msgs: &[Message]) -> Vec<&str> {
+    msgs.iter().map(|m| m.body().unwrap()).collect()
+}
+
+/// A message's system attributes by name.
+pub fn system_attrs(m: &Message) -> HashMap<String, String> {
+    m.attributes()
+        .map(|a| {
+            a.iter()
+                .map(|(k, v)| (k.as_str().to_string(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One system attribute of a message, if present.
+pub fn sys(m: &Message, name: MessageSystemAttributeName) -> Option<String> {
+    m.attributes().and_then(|a| a.get(&name)).cloned()
+}
+
+pub fn receive_count(m: &Message) -> String {
+    sys(m, MessageSystemAttributeName::ApproximateReceiveCount).expect("ApproximateReceiveCount")
+}
