@@ -25,12 +25,6 @@ const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 // ---------------------------------------------------------------- helpers
 
-async fn fifo_queue(t: &TestServer, name: &str, extra: &[(&str, &str)]) -> String {
-    let mut attrs = vec![("FifoQueue", "true")];
-    attrs.extend_from_slice(extra);
-    t.create_queue_with(name, &attrs).await
-}
-
 async fn send(
     t: &TestServer,
     url: &str,
@@ -136,14 +130,9 @@ async fn fifo_name_and_fifo_queue_attribute_must_agree() {
         );
     }
     // FifoQueue=true without the suffix.
-    let err = service_error(
-        t.client
-            .create_queue()
-            .queue_name("orders")
-            .attributes(QueueAttributeName::FifoQueue, "true")
-            .send()
-            .await,
-    );
+    let err = t
+        .create_queue_error("orders", &[("FifoQueue", "true")])
+        .await;
     assert_eq!(err.code(), Some("InvalidParameterValue"));
     let message = err.message().unwrap_or_default();
     assert!(
@@ -152,16 +141,9 @@ async fn fifo_name_and_fifo_queue_attribute_must_agree() {
     );
     // The suffix counts toward the 80 characters.
     let ok = format!("{}.fifo", "a".repeat(75));
-    fifo_queue(&t, &ok, &[]).await;
+    t.create_fifo_queue(&ok, &[]).await;
     let long = format!("{}.fifo", "a".repeat(76));
-    let err = service_error(
-        t.client
-            .create_queue()
-            .queue_name(&long)
-            .attributes(QueueAttributeName::FifoQueue, "true")
-            .send()
-            .await,
-    );
+    let err = t.create_queue_error(&long, &[("FifoQueue", "true")]).await;
     assert_eq!(err.code(), Some("InvalidParameterValue"));
     // Nothing was created by the failures.
     let listed = t.client.list_queues().send().await.unwrap();
@@ -172,54 +154,33 @@ async fn fifo_name_and_fifo_queue_attribute_must_agree() {
 #[tokio::test]
 async fn queue_type_can_never_change() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "typed.fifo", &[]).await;
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&url)
-            .attributes(QueueAttributeName::FifoQueue, "false")
-            .send()
-            .await,
-    );
+    let url = t.create_fifo_queue("typed.fifo", &[]).await;
+    let err = t
+        .set_attributes_error(&url, &[("FifoQueue", "false")])
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeValue"));
     assert_eq!(
         err.message(),
         Some("Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
     );
     // Restating the type is fine.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .expect("FifoQueue=true on a FIFO queue");
+    t.set_attributes(&url, &[("FifoQueue", "true")]).await;
     assert_eq!(
         t.attribute(&url, "FifoQueue").await.as_deref(),
         Some("true")
     );
 
     let std_url = t.create_queue("plain").await;
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&std_url)
-            .attributes(QueueAttributeName::FifoQueue, "true")
-            .send()
-            .await,
-    );
+    let err = t
+        .set_attributes_error(&std_url, &[("FifoQueue", "true")])
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeName"));
     assert_eq!(err.message(), Some("Unknown Attribute FifoQueue."));
     assert_eq!(t.attribute(&std_url, "FifoQueue").await, None);
     // FIFO-only settings cannot be added to a standard queue later either.
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&std_url)
-            .attributes(QueueAttributeName::DeduplicationScope, "messageGroup")
-            .send()
-            .await,
-    );
+    let err = t
+        .set_attributes_error(&std_url, &[("DeduplicationScope", "messageGroup")])
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeName"));
     assert_eq!(
         err.message(),
@@ -230,7 +191,7 @@ async fn queue_type_can_never_change() {
 #[tokio::test]
 async fn fifo_attributes_defaults_and_all() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "defaults.fifo", &[]).await;
+    let url = t.create_fifo_queue("defaults.fifo", &[]).await;
     let all = t.attributes(&url, &["All"]).await;
     assert_eq!(all["FifoQueue"], "true");
     assert_eq!(all["ContentBasedDeduplication"], "false");
@@ -268,16 +229,16 @@ async fn fifo_attributes_defaults_and_all() {
 #[tokio::test]
 async fn high_throughput_attributes_are_stored_and_returned() {
     let t = TestServer::start().await;
-    let url = fifo_queue(
-        &t,
-        "ht.fifo",
-        &[
-            ("ContentBasedDeduplication", "true"),
-            ("DeduplicationScope", "messageGroup"),
-            ("FifoThroughputLimit", "perMessageGroupId"),
-        ],
-    )
-    .await;
+    let url = t
+        .create_fifo_queue(
+            "ht.fifo",
+            &[
+                ("ContentBasedDeduplication", "true"),
+                ("DeduplicationScope", "messageGroup"),
+                ("FifoThroughputLimit", "perMessageGroupId"),
+            ],
+        )
+        .await;
     let a = t
         .attributes(
             &url,
@@ -294,28 +255,23 @@ async fn high_throughput_attributes_are_stored_and_returned() {
     assert_eq!(a["FifoThroughputLimit"], "perMessageGroupId");
 
     // Back to normal throughput, then each setting on its own.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::FifoThroughputLimit, "perQueue")
-        .attributes(QueueAttributeName::DeduplicationScope, "queue")
-        .attributes(QueueAttributeName::ContentBasedDeduplication, "false")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(
+        &url,
+        &[
+            ("FifoThroughputLimit", "perQueue"),
+            ("DeduplicationScope", "queue"),
+            ("ContentBasedDeduplication", "false"),
+        ],
+    )
+    .await;
     let a = t.attributes(&url, &["All"]).await;
     assert_eq!(a["ContentBasedDeduplication"], "false");
     assert_eq!(a["DeduplicationScope"], "queue");
     assert_eq!(a["FifoThroughputLimit"], "perQueue");
 
     // perQueue limit with messageGroup scope is a valid combination.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DeduplicationScope, "messageGroup")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("DeduplicationScope", "messageGroup")])
+        .await;
     assert_eq!(
         t.attribute(&url, "DeduplicationScope").await.as_deref(),
         Some("messageGroup")
@@ -326,15 +282,15 @@ async fn high_throughput_attributes_are_stored_and_returned() {
 async fn per_message_group_id_limit_requires_message_group_scope() {
     let t = TestServer::start().await;
     // At creation.
-    let err = service_error(
-        t.client
-            .create_queue()
-            .queue_name("rule.fifo")
-            .attributes(QueueAttributeName::FifoQueue, "true")
-            .attributes(QueueAttributeName::FifoThroughputLimit, "perMessageGroupId")
-            .send()
-            .await,
-    );
+    let err = t
+        .create_queue_error(
+            "rule.fifo",
+            &[
+                ("FifoQueue", "true"),
+                ("FifoThroughputLimit", "perMessageGroupId"),
+            ],
+        )
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeValue"), "{err:?}");
     let message = err.message().unwrap_or_default();
     assert!(
@@ -342,50 +298,40 @@ async fn per_message_group_id_limit_requires_message_group_scope() {
             && message.contains("perMessageGroupId"),
         "{message}"
     );
-    let err = service_error(
-        t.client
-            .create_queue()
-            .queue_name("rule.fifo")
-            .attributes(QueueAttributeName::FifoQueue, "true")
-            .attributes(QueueAttributeName::DeduplicationScope, "queue")
-            .attributes(QueueAttributeName::FifoThroughputLimit, "perMessageGroupId")
-            .send()
-            .await,
-    );
+    let err = t
+        .create_queue_error(
+            "rule.fifo",
+            &[
+                ("FifoQueue", "true"),
+                ("DeduplicationScope", "queue"),
+                ("FifoThroughputLimit", "perMessageGroupId"),
+            ],
+        )
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeValue"));
 
     // Later, on a queue-scoped queue; nothing changes on failure.
-    let url = fifo_queue(&t, "rule.fifo", &[]).await;
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&url)
-            .attributes(QueueAttributeName::FifoThroughputLimit, "perMessageGroupId")
-            .send()
-            .await,
-    );
+    let url = t.create_fifo_queue("rule.fifo", &[]).await;
+    let err = t
+        .set_attributes_error(&url, &[("FifoThroughputLimit", "perMessageGroupId")])
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeValue"));
     assert_eq!(
         t.attribute(&url, "FifoThroughputLimit").await.as_deref(),
         Some("perQueue")
     );
     // Together they are accepted; then scope alone cannot go back to queue.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DeduplicationScope, "messageGroup")
-        .attributes(QueueAttributeName::FifoThroughputLimit, "perMessageGroupId")
-        .send()
-        .await
-        .unwrap();
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&url)
-            .attributes(QueueAttributeName::DeduplicationScope, "queue")
-            .send()
-            .await,
-    );
+    t.set_attributes(
+        &url,
+        &[
+            ("DeduplicationScope", "messageGroup"),
+            ("FifoThroughputLimit", "perMessageGroupId"),
+        ],
+    )
+    .await;
+    let err = t
+        .set_attributes_error(&url, &[("DeduplicationScope", "queue")])
+        .await;
     assert_eq!(err.code(), Some("InvalidAttributeValue"));
     assert_eq!(
         t.attribute(&url, "DeduplicationScope").await.as_deref(),
@@ -397,14 +343,7 @@ async fn per_message_group_id_limit_requires_message_group_scope() {
         ("FifoThroughputLimit", "queue"),
         ("ContentBasedDeduplication", "yes"),
     ] {
-        let err = service_error(
-            t.client
-                .set_queue_attributes()
-                .queue_url(&url)
-                .attributes(QueueAttributeName::from(name), value)
-                .send()
-                .await,
-        );
+        let err = t.set_attributes_error(&url, &[(name, value)]).await;
         assert_eq!(err.code(), Some("InvalidAttributeValue"), "{name}={value}");
     }
 }
@@ -414,7 +353,9 @@ async fn per_message_group_id_limit_requires_message_group_scope() {
 #[tokio::test]
 async fn send_without_message_group_id_is_missing_parameter() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "nogroup.fifo", &[("ContentBasedDeduplication", "true")]).await;
+    let url = t
+        .create_fifo_queue("nogroup.fifo", &[("ContentBasedDeduplication", "true")])
+        .await;
     let f = failure(
         t.client
             .send_message()
@@ -433,12 +374,12 @@ async fn send_without_message_group_id_is_missing_parameter() {
 #[tokio::test]
 async fn batch_without_message_group_id_fails_the_whole_request() {
     let t = TestServer::start().await;
-    let url = fifo_queue(
-        &t,
-        "nogroup-batch.fifo",
-        &[("ContentBasedDeduplication", "true")],
-    )
-    .await;
+    let url = t
+        .create_fifo_queue(
+            "nogroup-batch.fifo",
+            &[("ContentBasedDeduplication", "true")],
+        )
+        .await;
     let f = failure(
         t.client
             .send_message_batch()
@@ -458,7 +399,7 @@ async fn batch_without_message_group_id_fails_the_whole_request() {
 #[tokio::test]
 async fn group_and_deduplication_id_charset_and_length() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "ids.fifo", &[]).await;
+    let url = t.create_fifo_queue("ids.fifo", &[]).await;
     // Accepted: every punctuation character, 1 and 128 characters.
     let long = "g".repeat(128);
     for (i, id) in ["a", PUNCTUATION, long.as_str(), "Az09-_.~"]
@@ -523,7 +464,7 @@ async fn group_and_deduplication_id_charset_and_length() {
 #[tokio::test]
 async fn no_deduplication_id_without_content_based_deduplication_is_refused() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "nodedup.fifo", &[]).await;
+    let url = t.create_fifo_queue("nodedup.fifo", &[]).await;
     let err = service_error(
         t.client
             .send_message()
@@ -549,13 +490,8 @@ async fn no_deduplication_id_without_content_based_deduplication_is_refused() {
     assert_eq!(err.message(), Some(NO_DEDUP));
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     // Switching content-based deduplication on makes the same send work.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::ContentBasedDeduplication, "true")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("ContentBasedDeduplication", "true")])
+        .await;
     send(&t, &url, "x", "g", None).await;
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 }
@@ -563,7 +499,9 @@ async fn no_deduplication_id_without_content_based_deduplication_is_refused() {
 #[tokio::test]
 async fn content_based_deduplication_uses_the_body_and_an_explicit_id_wins() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "cbd.fifo", &[("ContentBasedDeduplication", "true")]).await;
+    let url = t
+        .create_fifo_queue("cbd.fifo", &[("ContentBasedDeduplication", "true")])
+        .await;
     // Content-based: same body → duplicate, even with other attributes.
     let first = t
         .client
@@ -622,7 +560,7 @@ async fn content_based_deduplication_uses_the_body_and_an_explicit_id_wins() {
 #[tokio::test]
 async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "window.fifo", &[]).await;
+    let url = t.create_fifo_queue("window.fifo", &[]).await;
     let original = send(&t, &url, "first", "g", Some("d-1")).await;
     let original_id = original.message_id().unwrap().to_string();
     let original_seq = original.sequence_number().unwrap().to_string();
@@ -662,7 +600,7 @@ async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() 
 #[tokio::test]
 async fn duplicate_of_a_message_still_queued_is_not_enqueued() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "dup-queued.fifo", &[]).await;
+    let url = t.create_fifo_queue("dup-queued.fifo", &[]).await;
     let a = send(&t, &url, "a", "g", Some("same")).await;
     for _ in 0..3 {
         let d = send(&t, &url, "a", "g", Some("same")).await;
@@ -679,7 +617,9 @@ async fn duplicate_of_a_message_still_queued_is_not_enqueued() {
 #[tokio::test]
 async fn message_group_scope_deduplicates_per_group() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "scope.fifo", &[("DeduplicationScope", "messageGroup")]).await;
+    let url = t
+        .create_fifo_queue("scope.fifo", &[("DeduplicationScope", "messageGroup")])
+        .await;
     let g1 = send(&t, &url, "one", "g1", Some("same-id")).await;
     let g2 = send(&t, &url, "two", "g2", Some("same-id")).await;
     assert_ne!(g1.message_id(), g2.message_id());
@@ -701,7 +641,7 @@ async fn message_group_scope_deduplicates_per_group() {
 #[tokio::test]
 async fn sequence_numbers_are_20_digits_and_strictly_increasing() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "seq.fifo", &[]).await;
+    let url = t.create_fifo_queue("seq.fifo", &[]).await;
     let mut sent: Vec<(String, u128)> = Vec::new();
     for i in 0..12 {
         let group = format!("g{}", i % 3);
@@ -754,7 +694,7 @@ async fn sequence_numbers_are_20_digits_and_strictly_increasing() {
 #[tokio::test]
 async fn per_message_delay_is_refused_but_zero_and_queue_delay_work() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "delay.fifo", &[]).await;
+    let url = t.create_fifo_queue("delay.fifo", &[]).await;
     let err = service_error(
         t.client
             .send_message()
@@ -786,7 +726,9 @@ async fn per_message_delay_is_refused_but_zero_and_queue_delay_work() {
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 
     // The queue-level delay applies.
-    let delayed = fifo_queue(&t, "delayed.fifo", &[("DelaySeconds", "5")]).await;
+    let delayed = t
+        .create_fifo_queue("delayed.fifo", &[("DelaySeconds", "5")])
+        .await;
     put(&t, &delayed, "later", "g").await;
     assert_eq!(t.counts(&delayed).await, (0, 0, 1));
     assert!(t.receive(&delayed, 10).await.is_empty());
@@ -800,7 +742,7 @@ async fn per_message_delay_is_refused_but_zero_and_queue_delay_work() {
 #[tokio::test]
 async fn batch_entries_are_enqueued_in_entry_order() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "batch-order.fifo", &[]).await;
+    let url = t.create_fifo_queue("batch-order.fifo", &[]).await;
     let mut req = t.client.send_message_batch().queue_url(&url);
     for i in 0..10 {
         let group = if i % 3 == 0 { "x" } else { "y" };
@@ -842,7 +784,7 @@ async fn batch_entries_are_enqueued_in_entry_order() {
 #[tokio::test]
 async fn messages_of_a_group_come_out_in_send_order() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "order.fifo", &[]).await;
+    let url = t.create_fifo_queue("order.fifo", &[]).await;
     for i in 0..6 {
         put(&t, &url, &format!("a{i}"), "A").await;
         put(&t, &url, &format!("b{i}"), "B").await;
@@ -870,7 +812,7 @@ async fn messages_of_a_group_come_out_in_send_order() {
 #[tokio::test]
 async fn a_group_with_a_message_in_flight_is_locked() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "lock.fifo", &[]).await;
+    let url = t.create_fifo_queue("lock.fifo", &[]).await;
     for b in ["a1", "a2", "a3"] {
         put(&t, &url, b, "A").await;
     }
@@ -920,7 +862,7 @@ async fn a_group_with_a_message_in_flight_is_locked() {
 #[tokio::test]
 async fn one_receive_takes_up_to_ten_of_a_group_in_order() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "ten.fifo", &[]).await;
+    let url = t.create_fifo_queue("ten.fifo", &[]).await;
     for i in 0..12 {
         put(&t, &url, &format!("m{i:02}"), "only").await;
     }
@@ -938,7 +880,7 @@ async fn one_receive_takes_up_to_ten_of_a_group_in_order() {
 #[tokio::test]
 async fn a_receive_fills_up_from_other_groups() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "fill.fifo", &[]).await;
+    let url = t.create_fifo_queue("fill.fifo", &[]).await;
     let mut sent: HashMap<String, Vec<String>> = HashMap::new();
     for g in ["A", "B", "C"] {
         for i in 0..4 {
@@ -978,7 +920,7 @@ async fn a_receive_fills_up_from_other_groups() {
 #[tokio::test]
 async fn a_crashed_consumer_leaves_order_intact() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "crash.fifo", &[]).await;
+    let url = t.create_fifo_queue("crash.fifo", &[]).await;
     for b in ["a1", "a2", "a3"] {
         put(&t, &url, b, "A").await;
     }
@@ -1004,7 +946,7 @@ async fn a_crashed_consumer_leaves_order_intact() {
 #[tokio::test]
 async fn receive_request_attempt_id_replays_the_same_messages_and_handles() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "attempt.fifo", &[]).await;
+    let url = t.create_fifo_queue("attempt.fifo", &[]).await;
     for b in ["a1", "a2", "a3"] {
         put(&t, &url, b, "A").await;
     }
@@ -1046,7 +988,7 @@ async fn receive_request_attempt_id_replays_the_same_messages_and_handles() {
 #[tokio::test]
 async fn receive_attempt_retry_after_a_visibility_change_is_a_new_receive() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "attempt-cmv.fifo", &[]).await;
+    let url = t.create_fifo_queue("attempt-cmv.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     let first = receive_attempt(&t, &url, 1, "att").await;
     assert_eq!(bodies(&first), ["a1"]);
@@ -1063,7 +1005,9 @@ async fn receive_attempt_retry_after_a_visibility_change_is_a_new_receive() {
 #[tokio::test]
 async fn receive_attempt_retry_resets_visibility_and_lasts_five_minutes() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "attempt-time.fifo", &[("VisibilityTimeout", "120")]).await;
+    let url = t
+        .create_fifo_queue("attempt-time.fifo", &[("VisibilityTimeout", "120")])
+        .await;
     put(&t, &url, "a1", "A").await;
     put(&t, &url, "a2", "A").await;
     let first = receive_attempt(&t, &url, 1, "att").await;
@@ -1095,7 +1039,7 @@ async fn receive_attempt_retry_resets_visibility_and_lasts_five_minutes() {
 #[tokio::test]
 async fn an_expired_receipt_handle_is_refused() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "expired.fifo", &[]).await;
+    let url = t.create_fifo_queue("expired.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     let first = t.receive_one(&url).await;
     let old = first.receipt_handle().unwrap().to_string();
@@ -1154,7 +1098,7 @@ async fn an_expired_receipt_handle_is_refused() {
 #[tokio::test]
 async fn fifo_system_attributes_on_receive() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "attrs.fifo", &[]).await;
+    let url = t.create_fifo_queue("attrs.fifo", &[]).await;
     let sent_at = t.now_ms();
     let sent = send(&t, &url, "hello", "grp-1", Some("dd-1")).await;
     t.advance_secs(2);
@@ -1300,7 +1244,7 @@ async fn message_group_id_on_a_standard_queue_keeps_standard_semantics() {
 #[tokio::test]
 async fn a_duplicate_inside_one_batch_is_answered_as_the_first_entry() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "batch-dup.fifo", &[]).await;
+    let url = t.create_fifo_queue("batch-dup.fifo", &[]).await;
     let out = t
         .client
         .send_message_batch()
@@ -1324,7 +1268,7 @@ async fn a_duplicate_inside_one_batch_is_answered_as_the_first_entry() {
 #[tokio::test]
 async fn deleting_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "wake.fifo", &[]).await;
+    let url = t.create_fifo_queue("wake.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     put(&t, &url, "a2", "A").await;
     let first = t.receive(&url, 1).await;
@@ -1343,7 +1287,7 @@ async fn deleting_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group()
 #[tokio::test]
 async fn releasing_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "wake-cmv.fifo", &[]).await;
+    let url = t.create_fifo_queue("wake-cmv.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     put(&t, &url, "a2", "A").await;
     let first = t.receive(&url, 1).await;
@@ -1361,7 +1305,7 @@ async fn releasing_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group(
 #[tokio::test]
 async fn visibility_expiry_wakes_a_long_poll_waiting_on_its_group() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "wake-expiry.fifo", &[]).await;
+    let url = t.create_fifo_queue("wake-expiry.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     assert_eq!(bodies(&t.receive(&url, 1).await), ["a1"]);
     t.advance_secs(15);
@@ -1379,7 +1323,7 @@ async fn visibility_expiry_wakes_a_long_poll_waiting_on_its_group() {
 #[tokio::test]
 async fn a_batch_delete_of_the_in_flight_message_wakes_a_long_poll_waiting_on_its_group() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "wake-batch.fifo", &[]).await;
+    let url = t.create_fifo_queue("wake-batch.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     put(&t, &url, "a2", "A").await;
     let first = t.receive(&url, 1).await;
@@ -1409,7 +1353,7 @@ async fn a_batch_delete_of_the_in_flight_message_wakes_a_long_poll_waiting_on_it
 #[tokio::test]
 async fn receive_request_attempt_id_charset_and_length() {
     let t = TestServer::start().await;
-    let url = fifo_queue(&t, "attempt-ids.fifo", &[]).await;
+    let url = t.create_fifo_queue("attempt-ids.fifo", &[]).await;
     put(&t, &url, "a1", "A").await;
     let too_long = "a".repeat(129);
     for bad in ["has space", too_long.as_str(), "ünïcode"] {

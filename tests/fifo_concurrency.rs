@@ -134,10 +134,7 @@ async fn consume(
 async fn many_groups_many_consumers_keep_order_and_exclusivity() {
     let t = TestServer::start().await;
     let url = t
-        .create_queue_with(
-            "busy.fifo",
-            &[("FifoQueue", "true"), ("VisibilityTimeout", "3600")],
-        )
+        .create_fifo_queue("busy.fifo", &[("VisibilityTimeout", "3600")])
         .await;
 
     // Interleave the groups: round i sends message i of every group.

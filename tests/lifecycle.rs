@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use aws_sdk_sqs::error::ProvideErrorMetadata;
-use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use aws_sdk_sqs::types::MessageSystemAttributeName;
 use common::*;
 
 // ------------------------------------------------------ visibility timeout
@@ -408,13 +408,7 @@ async fn changing_the_queue_delay_is_not_retroactive() {
     let t = TestServer::start().await;
     let url = t.create_queue("not-retro").await;
     t.send(&url, "before").await;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DelaySeconds, "60")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("DelaySeconds", "60")]).await;
     t.send(&url, "after").await;
     assert_eq!(t.counts(&url).await, (1, 0, 1));
     assert_eq!(t.receive_one(&url).await.body(), Some("before"));
@@ -493,13 +487,8 @@ async fn lowering_retention_expires_existing_messages() {
     t.send(&url, "old").await;
     t.advance_secs(100);
     t.send(&url, "new").await;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::MessageRetentionPeriod, "60")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("MessageRetentionPeriod", "60")])
+        .await;
     assert_eq!(t.counts(&url).await, (1, 0, 0));
     assert_eq!(t.receive_one(&url).await.body(), Some("new"));
 }

@@ -65,14 +65,9 @@ async fn create_queue_is_idempotent_with_the_same_attributes() {
 async fn create_queue_with_a_different_attribute_is_queue_already_exists() {
     let t = TestServer::start().await;
     t.create_queue_with("clash", &[("DelaySeconds", "3")]).await;
-    let f = failure(
-        t.client
-            .create_queue()
-            .queue_name("clash")
-            .attributes(QueueAttributeName::DelaySeconds, "4")
-            .send()
-            .await,
-    );
+    let f = t
+        .create_queue_failure("clash", &[("DelaySeconds", "4")])
+        .await;
     assert!(f.err.is_queue_name_exists(), "{:?}", f.err);
     assert_eq!(f.status, 400);
     assert_eq!(f.err.code(), Some("QueueAlreadyExists"));
@@ -81,14 +76,9 @@ async fn create_queue_with_a_different_attribute_is_queue_already_exists() {
         Some("A queue already exists with the same name and a different value for attribute DelaySeconds")
     );
     // An attribute left at its default but now given a different value.
-    let err = service_error(
-        t.client
-            .create_queue()
-            .queue_name("clash")
-            .attributes(QueueAttributeName::VisibilityTimeout, "31")
-            .send()
-            .await,
-    );
+    let err = t
+        .create_queue_error("clash", &[("VisibilityTimeout", "31")])
+        .await;
     assert!(err.is_queue_name_exists());
     assert_eq!(
         err.message(),
@@ -133,7 +123,7 @@ async fn queue_names_follow_the_rules() {
         "q.fifo".to_string(), // a FIFO name without FifoQueue=true
         String::new(),
     ] {
-        let err = service_error(t.client.create_queue().queue_name(&bad).send().await);
+        let err = t.create_queue_error(&bad, &[]).await;
         assert_eq!(
             err.code(),
             Some("InvalidParameterValue"),
@@ -191,14 +181,7 @@ async fn create_queue_rejects_unknown_and_fifo_only_attributes() {
         ),
     ];
     for (name, value, message) in cases {
-        let err = service_error(
-            t.client
-                .create_queue()
-                .queue_name("attrs")
-                .attributes(QueueAttributeName::from(name), value)
-                .send()
-                .await,
-        );
+        let err = t.create_queue_error("attrs", &[(name, value)]).await;
         assert!(err.is_invalid_attribute_name(), "{name}: {err:?}");
         assert_eq!(err.message(), Some(message), "{name}");
     }
@@ -222,14 +205,7 @@ async fn create_queue_rejects_out_of_range_values() {
         ("VisibilityTimeout", "soon"),
     ];
     for (name, value) in cases {
-        let err = service_error(
-            t.client
-                .create_queue()
-                .queue_name("ranges")
-                .attributes(QueueAttributeName::from(name), value)
-                .send()
-                .await,
-        );
+        let err = t.create_queue_error("ranges", &[(name, value)]).await;
         assert!(err.is_invalid_attribute_value(), "{name}={value}: {err:?}");
         assert_eq!(err.code(), Some("InvalidAttributeValue"));
         let message = err.message().unwrap_or_default();
@@ -714,17 +690,17 @@ async fn set_queue_attributes_changes_and_reports_them() {
     let url = t.create_queue("settable").await;
     let created = t.attribute(&url, "LastModifiedTimestamp").await.unwrap();
     t.advance_secs(100);
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::VisibilityTimeout, "60")
-        .attributes(QueueAttributeName::DelaySeconds, "5")
-        .attributes(QueueAttributeName::MaximumMessageSize, "2048")
-        .attributes(QueueAttributeName::MessageRetentionPeriod, "3600")
-        .attributes(QueueAttributeName::ReceiveMessageWaitTimeSeconds, "2")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(
+        &url,
+        &[
+            ("VisibilityTimeout", "60"),
+            ("DelaySeconds", "5"),
+            ("MaximumMessageSize", "2048"),
+            ("MessageRetentionPeriod", "3600"),
+            ("ReceiveMessageWaitTimeSeconds", "2"),
+        ],
+    )
+    .await;
     let a = t.attributes(&url, &["All"]).await;
     assert_eq!(a["VisibilityTimeout"], "60");
     assert_eq!(a["DelaySeconds"], "5");
@@ -764,15 +740,9 @@ async fn set_queue_attributes_errors() {
         Some("Unknown Attribute ApproximateNumberOfMessages.")
     );
     // A request with one bad attribute changes nothing.
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&url)
-            .attributes(QueueAttributeName::DelaySeconds, "7")
-            .attributes(QueueAttributeName::VisibilityTimeout, "-3")
-            .send()
-            .await,
-    );
+    let err = t
+        .set_attributes_error(&url, &[("DelaySeconds", "7"), ("VisibilityTimeout", "-3")])
+        .await;
     assert!(err.is_invalid_attribute_value());
     assert_eq!(
         t.attribute(&url, "DelaySeconds").await.as_deref(),
@@ -791,13 +761,7 @@ async fn set_queue_attributes_errors() {
 async fn set_visibility_timeout_applies_to_the_next_receive() {
     let t = TestServer::start().await;
     let url = t.create_queue("vt").await;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::VisibilityTimeout, "5")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("VisibilityTimeout", "5")]).await;
     t.send(&url, "m").await;
     t.receive_one(&url).await;
     t.advance_ms(4_999);
@@ -811,26 +775,14 @@ async fn policy_attribute_can_be_set_and_removed() {
     let t = TestServer::start().await;
     let url = t.create_queue("policy").await;
     let policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*"}]}"#;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::Policy, policy)
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("Policy", policy)]).await;
     let got = t.attribute(&url, "Policy").await.expect("Policy is set");
     let got: serde_json::Value = serde_json::from_str(&got).unwrap();
     assert_eq!(
         got,
         serde_json::from_str::<serde_json::Value>(policy).unwrap()
     );
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::Policy, "")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("Policy", "")]).await;
     assert_eq!(t.attribute(&url, "Policy").await, None);
     assert!(!t.attributes(&url, &["All"]).await.contains_key("Policy"));
 }
@@ -918,13 +870,7 @@ async fn strict_timing_recreate_within_60s_is_queue_deleted_recently() {
         .await
         .unwrap();
     t.advance_secs(59);
-    let f = failure(
-        t.client
-            .create_queue()
-            .queue_name("strict-del")
-            .send()
-            .await,
-    );
+    let f = t.create_queue_failure("strict-del", &[]).await;
     assert!(f.err.is_queue_deleted_recently(), "{:?}", f.err);
     assert_eq!(f.status, 400);
     assert_eq!(
@@ -1369,26 +1315,21 @@ async fn list_queues_returns_at_most_1000_without_a_token() {
 async fn kms_attributes_appear_and_vanish() {
     let t = TestServer::start().await;
     let url = t.create_queue("kms").await;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::KmsMasterKeyId, "alias/aws/sqs")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(&url, &[("KmsMasterKeyId", "alias/aws/sqs")])
+        .await;
     let a = t.attributes(&url, &["All"]).await;
     assert_eq!(a["KmsMasterKeyId"], "alias/aws/sqs");
     assert_eq!(a["KmsDataKeyReusePeriodSeconds"], "300");
     assert_eq!(a["SqsManagedSseEnabled"], "false");
     assert_eq!(a.len(), 14, "{a:?}");
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::KmsMasterKeyId, "")
-        .attributes(QueueAttributeName::KmsDataKeyReusePeriodSeconds, "300")
-        .send()
-        .await
-        .unwrap();
+    t.set_attributes(
+        &url,
+        &[
+            ("KmsMasterKeyId", ""),
+            ("KmsDataKeyReusePeriodSeconds", "300"),
+        ],
+    )
+    .await;
     let a = t.attributes(&url, &["All"]).await;
     assert!(!a.contains_key("KmsMasterKeyId"), "{a:?}");
     assert!(!a.contains_key("KmsDataKeyReusePeriodSeconds"), "{a:?}");
@@ -1400,14 +1341,9 @@ async fn kms_attributes_appear_and_vanish() {
 async fn invalid_policy_and_tag_values_are_refused() {
     let t = TestServer::start().await;
     let url = t.create_queue("invalid-values").await;
-    let err = service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(&url)
-            .attributes(QueueAttributeName::Policy, "{not json")
-            .send()
-            .await,
-    );
+    let err = t
+        .set_attributes_error(&url, &[("Policy", "{not json")])
+        .await;
     assert!(err.is_invalid_attribute_value(), "{err:?}");
     assert_eq!(t.attribute(&url, "Policy").await, None);
     let err = service_error(

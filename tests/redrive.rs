@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{
     ListMessageMoveTasksResultEntry, Message, MessageSystemAttributeName,
-    MessageSystemAttributeNameForSends, MessageSystemAttributeValue, QueueAttributeName,
+    MessageSystemAttributeNameForSends, MessageSystemAttributeValue,
 };
 use base64::Engine as _;
 use common::*;
@@ -39,44 +39,6 @@ async fn source(t: &TestServer, name: &str, dlq: &str, max: u32, extra: &[(&str,
     let mut attrs = vec![("RedrivePolicy", p.as_str())];
     attrs.extend_from_slice(extra);
     t.create_queue_with(name, &attrs).await
-}
-
-async fn set(t: &TestServer, url: &str, name: &str, value: &str) {
-    t.client
-        .set_queue_attributes()
-        .queue_url(url)
-        .attributes(QueueAttributeName::from(name), value)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("SetQueueAttributes {name}={value}: {e:?}"));
-}
-
-async fn set_err(
-    t: &TestServer,
-    url: &str,
-    name: &str,
-    value: &str,
-) -> aws_sdk_sqs::operation::set_queue_attributes::SetQueueAttributesError {
-    service_error(
-        t.client
-            .set_queue_attributes()
-            .queue_url(url)
-            .attributes(QueueAttributeName::from(name), value)
-            .send()
-            .await,
-    )
-}
-
-async fn create_err(
-    t: &TestServer,
-    name: &str,
-    attrs: &[(&str, &str)],
-) -> aws_sdk_sqs::operation::create_queue::CreateQueueError {
-    let mut req = t.client.create_queue().queue_name(name);
-    for (k, v) in attrs {
-        req = req.attributes(QueueAttributeName::from(*k), *v);
-    }
-    service_error(req.send().await)
 }
 
 /// Asserts the AWS shape of a RedrivePolicy refusal.
@@ -216,12 +178,16 @@ async fn redrive_policy_is_validated_at_creation() {
         format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"many"}}"#),
     ];
     for value in &bad {
-        let err = create_err(&t, "src", &[("RedrivePolicy", value)]).await;
+        let err = t
+            .create_queue_error("src", &[("RedrivePolicy", value)])
+            .await;
         assert_redrive_refused(&err, value);
     }
     for count in ["0", "1001", "-1", "\"0\"", "\"1001\""] {
         let value = format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":{count}}}"#);
-        let err = create_err(&t, "src", &[("RedrivePolicy", &value)]).await;
+        let err = t
+            .create_queue_error("src", &[("RedrivePolicy", &value)])
+            .await;
         assert_redrive_refused(&err, &value);
         let shown = count.trim_matches('"');
         if shown != "-1" {
@@ -265,53 +231,63 @@ async fn redrive_policy_is_validated_at_creation() {
 async fn redrive_policy_target_must_exist_and_be_of_the_same_type() {
     let t = TestServer::start().await;
     t.create_queue("std-dlq").await;
-    t.create_queue_with("fifo-dlq.fifo", &[("FifoQueue", "true")])
-        .await;
+    t.create_fifo_queue("fifo-dlq.fifo", &[]).await;
 
     // No such queue.
     let value = policy("nowhere", 3);
-    let err = create_err(&t, "src", &[("RedrivePolicy", &value)]).await;
+    let err = t
+        .create_queue_error("src", &[("RedrivePolicy", &value)])
+        .await;
     assert_redrive_refused(&err, &value);
     // Standard source, FIFO target.
     let value = policy("fifo-dlq.fifo", 3);
-    let err = create_err(&t, "src", &[("RedrivePolicy", &value)]).await;
+    let err = t
+        .create_queue_error("src", &[("RedrivePolicy", &value)])
+        .await;
     assert_redrive_refused(&err, &value);
     // FIFO source, standard target.
     let value = policy("std-dlq", 3);
-    let err = create_err(
-        &t,
-        "src.fifo",
-        &[("FifoQueue", "true"), ("RedrivePolicy", &value)],
-    )
-    .await;
+    let err = t
+        .create_queue_error(
+            "src.fifo",
+            &[("FifoQueue", "true"), ("RedrivePolicy", &value)],
+        )
+        .await;
     assert_redrive_refused(&err, &value);
     // The same later, through SetQueueAttributes; nothing changes.
     let std_src = t.create_queue("src").await;
-    let fifo_src = t
-        .create_queue_with("src.fifo", &[("FifoQueue", "true")])
-        .await;
+    let fifo_src = t.create_fifo_queue("src.fifo", &[]).await;
     let value = policy("fifo-dlq.fifo", 3);
     assert_redrive_refused(
-        &set_err(&t, &std_src, "RedrivePolicy", &value).await,
+        &t.set_attributes_error(&std_src, &[("RedrivePolicy", &value)])
+            .await,
         &value,
     );
     let value = policy("std-dlq", 3);
     assert_redrive_refused(
-        &set_err(&t, &fifo_src, "RedrivePolicy", &value).await,
+        &t.set_attributes_error(&fifo_src, &[("RedrivePolicy", &value)])
+            .await,
         &value,
     );
     let value = policy("nowhere", 3);
     assert_redrive_refused(
-        &set_err(&t, &std_src, "RedrivePolicy", &value).await,
+        &t.set_attributes_error(&std_src, &[("RedrivePolicy", &value)])
+            .await,
         &value,
     );
     let value = r#"{"deadLetterTargetArn":"x","maxReceiveCount":0}"#;
-    assert_redrive_refused(&set_err(&t, &std_src, "RedrivePolicy", value).await, value);
+    assert_redrive_refused(
+        &t.set_attributes_error(&std_src, &[("RedrivePolicy", value)])
+            .await,
+        value,
+    );
     assert_eq!(t.attribute(&std_src, "RedrivePolicy").await, None);
     assert_eq!(t.attribute(&fifo_src, "RedrivePolicy").await, None);
     // Matching types are fine.
-    set(&t, &std_src, "RedrivePolicy", &policy("std-dlq", 3)).await;
-    set(&t, &fifo_src, "RedrivePolicy", &policy("fifo-dlq.fifo", 3)).await;
+    t.set_attributes(&std_src, &[("RedrivePolicy", &policy("std-dlq", 3))])
+        .await;
+    t.set_attributes(&fifo_src, &[("RedrivePolicy", &policy("fifo-dlq.fifo", 3))])
+        .await;
 }
 
 #[tokio::test]
@@ -325,7 +301,8 @@ async fn redrive_policy_set_later_and_removed_with_an_empty_string() {
         let got = receive_vis(&t, &src, 1, 0).await;
         assert_eq!(receive_count(&got[0]), n.to_string());
     }
-    set(&t, &src, "RedrivePolicy", &policy("dlq", 3)).await;
+    t.set_attributes(&src, &[("RedrivePolicy", &policy("dlq", 3))])
+        .await;
     let listed = t
         .client
         .list_dead_letter_source_queues()
@@ -340,7 +317,7 @@ async fn redrive_policy_set_later_and_removed_with_an_empty_string() {
 
     // Removed: gone from the attributes and from the DLQ's sources, and
     // nothing moves any more.
-    set(&t, &src, "RedrivePolicy", "").await;
+    t.set_attributes(&src, &[("RedrivePolicy", "")]).await;
     assert!(!t
         .attributes(&src, &["All"])
         .await
@@ -520,9 +497,7 @@ async fn a_standard_dead_letter_queue_keeps_the_original_enqueue_time() {
 #[tokio::test]
 async fn a_fifo_dead_letter_queue_resets_the_enqueue_time() {
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue_with("dlq.fifo", &[("FifoQueue", "true")])
-        .await;
+    let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
     t.client
         .send_message()
@@ -571,9 +546,7 @@ async fn a_deleted_dead_letter_queue_loses_nothing() {
 #[tokio::test]
 async fn fifo_source_and_fifo_dead_letter_queue() {
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue_with("dlq.fifo", &[("FifoQueue", "true")])
-        .await;
+    let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
     let mut sent = Vec::new();
     for (b, g) in [("g1-a", "g1"), ("g1-b", "g1"), ("g2-a", "g2")] {
@@ -624,9 +597,7 @@ async fn fifo_source_and_fifo_dead_letter_queue() {
 #[tokio::test]
 async fn fifo_dead_letter_queue_keeps_group_order() {
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue_with("dlq.fifo", &[("FifoQueue", "true")])
-        .await;
+    let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
     for i in 0..4 {
         t.client
@@ -673,14 +644,23 @@ async fn redrive_allow_policy_is_enforced() {
     // denyAll: no source at all, at creation or later.
     let value = policy("closed", 2);
     assert_redrive_refused(
-        &create_err(&t, "allowed", &[("RedrivePolicy", &value)]).await,
+        &t.create_queue_error("allowed", &[("RedrivePolicy", &value)])
+            .await,
         &value,
     );
     let other = t.create_queue("other").await;
-    assert_redrive_refused(&set_err(&t, &other, "RedrivePolicy", &value).await, &value);
+    assert_redrive_refused(
+        &t.set_attributes_error(&other, &[("RedrivePolicy", &value)])
+            .await,
+        &value,
+    );
     // byQueue: only the listed sources.
     let value = policy("picky", 2);
-    assert_redrive_refused(&set_err(&t, &other, "RedrivePolicy", &value).await, &value);
+    assert_redrive_refused(
+        &t.set_attributes_error(&other, &[("RedrivePolicy", &value)])
+            .await,
+        &value,
+    );
     let allowed = t
         .create_queue_with("allowed", &[("RedrivePolicy", &value)])
         .await;
@@ -694,7 +674,8 @@ async fn redrive_allow_policy_is_enforced() {
         Some(serde_json::Value::String(arn("picky")))
     );
     // allowAll: anyone.
-    set(&t, &other, "RedrivePolicy", &policy("open", 2)).await;
+    t.set_attributes(&other, &[("RedrivePolicy", &policy("open", 2))])
+        .await;
 
     // The policies read back as set.
     let stored = t.attribute(&picky, "RedriveAllowPolicy").await.unwrap();
@@ -712,14 +693,13 @@ async fn redrive_allow_policy_is_enforced() {
     assert_eq!(t.attribute(&fresh, "RedriveAllowPolicy").await, None);
 
     // Opening the closed queue later lets sources in.
-    set(
-        &t,
+    t.set_attributes(
         &closed,
-        "RedriveAllowPolicy",
-        r#"{"redrivePermission":"allowAll"}"#,
+        &[("RedriveAllowPolicy", r#"{"redrivePermission":"allowAll"}"#)],
     )
     .await;
-    set(&t, &fresh, "RedrivePolicy", &policy("closed", 2)).await;
+    t.set_attributes(&fresh, &[("RedrivePolicy", &policy("closed", 2))])
+        .await;
 }
 
 #[tokio::test]
@@ -746,7 +726,9 @@ async fn redrive_allow_policy_values_are_validated() {
         ),
     ];
     for value in &bad {
-        let err = set_err(&t, &dlq, "RedriveAllowPolicy", value).await;
+        let err = t
+            .set_attributes_error(&dlq, &[("RedriveAllowPolicy", value)])
+            .await;
         assert!(
             matches!(
                 err.code(),
@@ -764,9 +746,10 @@ async fn redrive_allow_policy_values_are_validated() {
         r#"{{"redrivePermission":"byQueue","sourceQueueArns":[{}]}}"#,
         ten.join(",")
     );
-    set(&t, &dlq, "RedriveAllowPolicy", &value).await;
+    t.set_attributes(&dlq, &[("RedriveAllowPolicy", &value)])
+        .await;
     // Removable with "".
-    set(&t, &dlq, "RedriveAllowPolicy", "").await;
+    t.set_attributes(&dlq, &[("RedriveAllowPolicy", "")]).await;
     assert_eq!(t.attribute(&dlq, "RedriveAllowPolicy").await, None);
 }
 
@@ -1356,9 +1339,7 @@ async fn a_deleted_original_source_fails_the_task_and_loses_nothing() {
 #[tokio::test]
 async fn moved_messages_join_the_back_of_their_fifo_group() {
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue_with("dlq.fifo", &[("FifoQueue", "true")])
-        .await;
+    let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
     let send = |body: &'static str| {
         t.client

@@ -5,14 +5,71 @@
 use std::collections::HashMap;
 
 use aws_sdk_sqs::operation::change_message_visibility::ChangeMessageVisibilityError;
+use aws_sdk_sqs::operation::create_queue::CreateQueueError;
 use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
-use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
+use aws_sdk_sqs::operation::set_queue_attributes::SetQueueAttributesError;
+use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 use aws_sdk_sqs::Client;
 use tokio::task::JoinHandle;
 
 use super::{failure, service_error, Failure, TestServer, ACCOUNT, REGION};
 
 impl TestServer {
+    /// Creates a FIFO queue (`FifoQueue=true`) with `extra` attributes.
+    pub async fn create_fifo_queue(&self, name: &str, extra: &[(&str, &str)]) -> String {
+        let mut attrs = vec![("FifoQueue", "true")];
+        attrs.extend_from_slice(extra);
+        self.create_queue_with(name, &attrs).await
+    }
+
+    /// CreateQueue with `attributes`; the call must fail with a service
+    /// error.
+    pub async fn create_queue_failure(
+        &self,
+        name: &str,
+        attributes: &[(&str, &str)],
+    ) -> Failure<CreateQueueError> {
+        let mut req = self.client.create_queue().queue_name(name);
+        for (k, v) in attributes {
+            req = req.attributes(QueueAttributeName::from(*k), *v);
+        }
+        failure(req.send().await)
+    }
+
+    /// The typed error of a CreateQueue that must fail.
+    pub async fn create_queue_error(
+        &self,
+        name: &str,
+        attributes: &[(&str, &str)],
+    ) -> CreateQueueError {
+        self.create_queue_failure(name, attributes).await.err
+    }
+
+    /// SetQueueAttributes in one request; the call must succeed.
+    pub async fn set_attributes(&self, url: &str, attributes: &[(&str, &str)]) {
+        let mut req = self.client.set_queue_attributes().queue_url(url);
+        for (k, v) in attributes {
+            req = req.attributes(QueueAttributeName::from(*k), *v);
+        }
+        req.send()
+            .await
+            .unwrap_or_else(|e| panic!("SetQueueAttributes {attributes:?}: {e:?}"));
+    }
+
+    /// The typed error of a SetQueueAttributes (one request) that must
+    /// fail.
+    pub async fn set_attributes_error(
+        &self,
+        url: &str,
+        attributes: &[(&str, &str)],
+    ) -> SetQueueAttributesError {
+        let mut req = self.client.set_queue_attributes().queue_url(url);
+        for (k, v) in attributes {
+            req = req.attributes(QueueAttributeName::from(*k), *v);
+        }
+        service_error(req.send().await)
+    }
+
     /// DeleteMessage by receipt handle; the call must succeed.
     pub async fn delete_message(&self, url: &str, handle: &str) {
         self.client
