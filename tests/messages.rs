@@ -793,34 +793,6 @@ async fn deprecated_attribute_names_work_and_combine() {
     assert_eq!(keys, vec!["SenderId", "SentTimestamp"]);
 }
 
-#[tokio::test]
-async fn message_group_id_on_a_standard_queue_comes_back() {
-    let t = TestServer::start().await;
-    let url = t.create_queue("fair").await;
-    let sent = t
-        .client
-        .send_message()
-        .queue_url(&url)
-        .message_body("x")
-        .message_group_id("tenant-1")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(sent.sequence_number(), None);
-    let m = t.receive_one(&url).await;
-    assert_eq!(system_attrs(&m)["MessageGroupId"], "tenant-1");
-    let err = service_error(
-        t.client
-            .send_message()
-            .queue_url(&url)
-            .message_body("x")
-            .message_deduplication_id("d")
-            .send()
-            .await,
-    );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-}
-
 // --------------------------------------------------- receive validation
 
 #[tokio::test]
