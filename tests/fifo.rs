@@ -25,30 +25,9 @@ const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 // ---------------------------------------------------------------- helpers
 
-async fn send(
-    t: &TestServer,
-    url: &str,
-    body: &str,
-    group: &str,
-    dedup: Option<&str>,
-) -> SendMessageOutput {
-    let mut req = t
-        .client
-        .send_message()
-        .queue_url(url)
-        .message_body(body)
-        .message_group_id(group);
-    if let Some(d) = dedup {
-        req = req.message_deduplication_id(d);
-    }
-    req.send()
-        .await
-        .unwrap_or_else(|e| panic!("SendMessage {body:?}: {e:?}"))
-}
-
 /// Sends `body` in `group` with the body as its deduplication id.
 async fn put(t: &TestServer, url: &str, body: &str, group: &str) -> SendMessageOutput {
-    send(t, url, body, group, Some(body)).await
+    t.send_to_group(url, body, group, Some(body)).await
 }
 
 fn entry(
@@ -406,7 +385,9 @@ async fn group_and_deduplication_id_charset_and_length() {
         .iter()
         .enumerate()
     {
-        let sent = send(&t, &url, &format!("ok {i}"), id, Some(id)).await;
+        let sent = t
+            .send_to_group(&url, &format!("ok {i}"), id, Some(id))
+            .await;
         assert!(sent.sequence_number().is_some());
     }
     let m = t.receive(&url, 10).await;
@@ -492,7 +473,7 @@ async fn no_deduplication_id_without_content_based_deduplication_is_refused() {
     // Switching content-based deduplication on makes the same send work.
     t.set_attributes(&url, &[("ContentBasedDeduplication", "true")])
         .await;
-    send(&t, &url, "x", "g", None).await;
+    t.send_to_group(&url, "x", "g", None).await;
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 }
 
@@ -526,14 +507,18 @@ async fn content_based_deduplication_uses_the_body_and_an_explicit_id_wins() {
     assert_eq!(again.message_id(), first.message_id());
     assert_eq!(again.sequence_number(), first.sequence_number());
     // A different body is a different message.
-    let other = send(&t, &url, "other body", "g", None).await;
+    let other = t.send_to_group(&url, "other body", "g", None).await;
     assert_ne!(other.message_id(), first.message_id());
 
     // An explicit id wins: the same body under a new id is a new message...
-    let explicit = send(&t, &url, "same body", "g", Some("explicit-1")).await;
+    let explicit = t
+        .send_to_group(&url, "same body", "g", Some("explicit-1"))
+        .await;
     assert_ne!(explicit.message_id(), first.message_id());
     // ...and a different body under that id is its duplicate.
-    let dup = send(&t, &url, "a different body", "g", Some("explicit-1")).await;
+    let dup = t
+        .send_to_group(&url, "a different body", "g", Some("explicit-1"))
+        .await;
     assert_eq!(dup.message_id(), explicit.message_id());
     assert_eq!(dup.sequence_number(), explicit.sequence_number());
 
@@ -561,7 +546,7 @@ async fn content_based_deduplication_uses_the_body_and_an_explicit_id_wins() {
 async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() {
     let t = TestServer::start().await;
     let url = t.create_fifo_queue("window.fifo", &[]).await;
-    let original = send(&t, &url, "first", "g", Some("d-1")).await;
+    let original = t.send_to_group(&url, "first", "g", Some("d-1")).await;
     let original_id = original.message_id().unwrap().to_string();
     let original_seq = original.sequence_number().unwrap().to_string();
     let m = t.receive_one(&url).await;
@@ -571,7 +556,7 @@ async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() 
 
     // Within the window: accepted, not enqueued, answered as the original.
     t.advance_secs(60);
-    let dup = send(&t, &url, "second", "g", Some("d-1")).await;
+    let dup = t.send_to_group(&url, "second", "g", Some("d-1")).await;
     assert_eq!(dup.message_id(), Some(original_id.as_str()));
     assert_eq!(dup.sequence_number(), Some(original_seq.as_str()));
     // Its own body checksum.
@@ -581,12 +566,12 @@ async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() 
 
     // A duplicate does not extend the window: it counts from the original.
     t.advance_secs(239); // 299 s after the original send
-    let dup = send(&t, &url, "third", "g", Some("d-1")).await;
+    let dup = t.send_to_group(&url, "third", "g", Some("d-1")).await;
     assert_eq!(dup.message_id(), Some(original_id.as_str()));
     assert_eq!(t.counts(&url).await, (0, 0, 0));
 
     t.advance_secs(2); // 301 s
-    let fresh = send(&t, &url, "fourth", "g", Some("d-1")).await;
+    let fresh = t.send_to_group(&url, "fourth", "g", Some("d-1")).await;
     assert_ne!(fresh.message_id(), Some(original_id.as_str()));
     assert!(
         parse_sequence(fresh.sequence_number().unwrap()) > parse_sequence(&original_seq),
@@ -601,15 +586,15 @@ async fn dedup_window_outlives_receive_and_delete_and_ends_after_five_minutes() 
 async fn duplicate_of_a_message_still_queued_is_not_enqueued() {
     let t = TestServer::start().await;
     let url = t.create_fifo_queue("dup-queued.fifo", &[]).await;
-    let a = send(&t, &url, "a", "g", Some("same")).await;
+    let a = t.send_to_group(&url, "a", "g", Some("same")).await;
     for _ in 0..3 {
-        let d = send(&t, &url, "a", "g", Some("same")).await;
+        let d = t.send_to_group(&url, "a", "g", Some("same")).await;
         assert_eq!(d.message_id(), a.message_id());
         assert_eq!(d.sequence_number(), a.sequence_number());
     }
     assert_eq!(t.counts(&url).await, (1, 0, 0));
     // Queue scope (the default): the same id in another group is a duplicate.
-    let other_group = send(&t, &url, "a", "other", Some("same")).await;
+    let other_group = t.send_to_group(&url, "a", "other", Some("same")).await;
     assert_eq!(other_group.message_id(), a.message_id());
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 }
@@ -620,12 +605,12 @@ async fn message_group_scope_deduplicates_per_group() {
     let url = t
         .create_fifo_queue("scope.fifo", &[("DeduplicationScope", "messageGroup")])
         .await;
-    let g1 = send(&t, &url, "one", "g1", Some("same-id")).await;
-    let g2 = send(&t, &url, "two", "g2", Some("same-id")).await;
+    let g1 = t.send_to_group(&url, "one", "g1", Some("same-id")).await;
+    let g2 = t.send_to_group(&url, "two", "g2", Some("same-id")).await;
     assert_ne!(g1.message_id(), g2.message_id());
     assert_ne!(g1.sequence_number(), g2.sequence_number());
     // Within one group it is still a duplicate.
-    let dup = send(&t, &url, "three", "g1", Some("same-id")).await;
+    let dup = t.send_to_group(&url, "three", "g1", Some("same-id")).await;
     assert_eq!(dup.message_id(), g1.message_id());
     assert_eq!(t.counts(&url).await, (2, 0, 0));
     let mut got: Vec<String> = t
@@ -1100,7 +1085,7 @@ async fn fifo_system_attributes_on_receive() {
     let t = TestServer::start().await;
     let url = t.create_fifo_queue("attrs.fifo", &[]).await;
     let sent_at = t.now_ms();
-    let sent = send(&t, &url, "hello", "grp-1", Some("dd-1")).await;
+    let sent = t.send_to_group(&url, "hello", "grp-1", Some("dd-1")).await;
     t.advance_secs(2);
     let m = t.receive_one(&url).await;
     let attrs: HashMap<String, String> = m
@@ -1165,9 +1150,9 @@ async fn fifo_system_attributes_on_receive() {
 async fn message_group_id_on_a_standard_queue_keeps_standard_semantics() {
     let t = TestServer::start().await;
     let url = t.create_queue("fair").await;
-    let s1 = send(&t, &url, "t1-a", "tenant-1", None).await;
+    let s1 = t.send_to_group(&url, "t1-a", "tenant-1", None).await;
     assert_eq!(s1.sequence_number(), None);
-    send(&t, &url, "t1-b", "tenant-1", None).await;
+    t.send_to_group(&url, "t1-b", "tenant-1", None).await;
     let out = t
         .client
         .send_message_batch()
@@ -1195,7 +1180,7 @@ async fn message_group_id_on_a_standard_queue_keeps_standard_semantics() {
     let third = t.receive_one(&url).await;
     assert_eq!(group_of(&third), "tenant-2");
     // Same content twice is two messages (no deduplication).
-    send(&t, &url, "t1-a", "tenant-1", None).await;
+    t.send_to_group(&url, "t1-a", "tenant-1", None).await;
     assert_eq!(t.counts(&url).await, (1, 3, 0));
     // A handle whose visibility ran out still deletes on a standard queue.
     t.advance_secs(31);

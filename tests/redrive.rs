@@ -499,15 +499,7 @@ async fn a_fifo_dead_letter_queue_resets_the_enqueue_time() {
     let t = TestServer::start().await;
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
-    t.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("old")
-        .message_group_id("g")
-        .message_deduplication_id("d")
-        .send()
-        .await
-        .unwrap();
+    t.send_to_group(&src, "old", "g", Some("d")).await;
     assert_eq!(t.receive(&src, 1).await.len(), 1);
     t.advance_secs(3 * DAY);
     assert!(t.receive(&src, 1).await.is_empty(), "moved on this attempt");
@@ -551,15 +543,8 @@ async fn fifo_source_and_fifo_dead_letter_queue() {
     let mut sent = Vec::new();
     for (b, g) in [("g1-a", "g1"), ("g1-b", "g1"), ("g2-a", "g2")] {
         let out = t
-            .client
-            .send_message()
-            .queue_url(&src)
-            .message_body(b)
-            .message_group_id(g)
-            .message_deduplication_id(format!("dedup-{b}"))
-            .send()
-            .await
-            .unwrap();
+            .send_to_group(&src, b, g, Some(&format!("dedup-{b}")))
+            .await;
         sent.push(out);
     }
     // g1-a is received once and released; the next attempt moves it and
@@ -600,15 +585,8 @@ async fn fifo_dead_letter_queue_keeps_group_order() {
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
     for i in 0..4 {
-        t.client
-            .send_message()
-            .queue_url(&src)
-            .message_body(format!("m{i}"))
-            .message_group_id("g")
-            .message_deduplication_id(format!("d{i}"))
-            .send()
-            .await
-            .unwrap();
+        t.send_to_group(&src, &format!("m{i}"), "g", Some(&format!("d{i}")))
+            .await;
     }
     poison_all(&t, &src, 1).await;
     assert_eq!(t.counts(&dlq).await, (4, 0, 0));
@@ -1341,20 +1319,11 @@ async fn moved_messages_join_the_back_of_their_fifo_group() {
     let t = TestServer::start().await;
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
     let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
-    let send = |body: &'static str| {
-        t.client
-            .send_message()
-            .queue_url(&src)
-            .message_body(body)
-            .message_group_id("g")
-            .message_deduplication_id(body)
-            .send()
-    };
-    let original = send("first").await.unwrap();
+    let original = t.send_to_group(&src, "first", "g", Some("first")).await;
     poison_all(&t, &src, 1).await;
     assert_eq!(t.counts(&dlq).await, (1, 0, 0));
-    let second = send("second").await.unwrap();
-    send("third").await.unwrap();
+    let second = t.send_to_group(&src, "second", "g", Some("second")).await;
+    t.send_to_group(&src, "third", "g", Some("third")).await;
 
     start(&t, &arn("dlq.fifo"), None, None).await;
     assert_eq!(

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use aws_sdk_sqs::operation::change_message_visibility::ChangeMessageVisibilityError;
 use aws_sdk_sqs::operation::create_queue::CreateQueueError;
 use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
+use aws_sdk_sqs::operation::send_message::SendMessageOutput;
 use aws_sdk_sqs::operation::set_queue_attributes::SetQueueAttributesError;
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 use aws_sdk_sqs::Client;
@@ -20,6 +21,29 @@ impl TestServer {
         let mut attrs = vec![("FifoQueue", "true")];
         attrs.extend_from_slice(extra);
         self.create_queue_with(name, &attrs).await
+    }
+
+    /// SendMessage with a MessageGroupId and, if given, a
+    /// MessageDeduplicationId; the call must succeed.
+    pub async fn send_to_group(
+        &self,
+        url: &str,
+        body: &str,
+        group: &str,
+        dedup: Option<&str>,
+    ) -> SendMessageOutput {
+        let mut req = self
+            .client
+            .send_message()
+            .queue_url(url)
+            .message_body(body)
+            .message_group_id(group);
+        if let Some(d) = dedup {
+            req = req.message_deduplication_id(d);
+        }
+        req.send()
+            .await
+            .unwrap_or_else(|e| panic!("SendMessage {body:?}: {e:?}"))
     }
 
     /// CreateQueue with `attributes`; the call must fail with a service
