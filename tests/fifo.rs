@@ -137,10 +137,10 @@ async fn queue_type_can_never_change() {
     let err = t
         .set_attributes_error(&url, &[("FifoQueue", "false")])
         .await;
-    assert_eq!(err.code(), Some("InvalidAttributeValue"));
-    assert_eq!(
-        err.message(),
-        Some("Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
+    assert_service_error(
+        &err,
+        "InvalidAttributeValue",
+        "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
     );
     // Restating the type is fine.
     t.set_attributes(&url, &[("FifoQueue", "true")]).await;
@@ -153,17 +153,16 @@ async fn queue_type_can_never_change() {
     let err = t
         .set_attributes_error(&std_url, &[("FifoQueue", "true")])
         .await;
-    assert_eq!(err.code(), Some("InvalidAttributeName"));
-    assert_eq!(err.message(), Some("Unknown Attribute FifoQueue."));
+    assert_service_error(&err, "InvalidAttributeName", "Unknown Attribute FifoQueue.");
     assert_eq!(t.attribute(&std_url, "FifoQueue").await, None);
     // FIFO-only settings cannot be added to a standard queue later either.
     let err = t
         .set_attributes_error(&std_url, &[("DeduplicationScope", "messageGroup")])
         .await;
-    assert_eq!(err.code(), Some("InvalidAttributeName"));
-    assert_eq!(
-        err.message(),
-        Some("You can specify the DeduplicationScope only when FifoQueue is set to true.")
+    assert_service_error(
+        &err,
+        "InvalidAttributeName",
+        "You can specify the DeduplicationScope only when FifoQueue is set to true.",
     );
 }
 
@@ -345,8 +344,7 @@ async fn send_without_message_group_id_is_missing_parameter() {
             .await,
     );
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("MissingParameter"));
-    assert_eq!(f.err.message(), Some(NO_GROUP));
+    assert_service_error(&f.err, "MissingParameter", NO_GROUP);
     assert_eq!(t.counts(&url).await, (0, 0, 0));
 }
 
@@ -369,8 +367,7 @@ async fn batch_without_message_group_id_fails_the_whole_request() {
             .await,
     );
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("InvalidParameterValue"));
-    assert_eq!(f.err.message(), Some(NO_GROUP));
+    assert_service_error(&f.err, "InvalidParameterValue", NO_GROUP);
     // The valid entry was not enqueued either.
     assert_eq!(t.counts(&url).await, (0, 0, 0));
 }
@@ -455,8 +452,7 @@ async fn no_deduplication_id_without_content_based_deduplication_is_refused() {
             .send()
             .await,
     );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(err.message(), Some(NO_DEDUP));
+    assert_service_error(&err, "InvalidParameterValue", NO_DEDUP);
     // In a batch: the whole request.
     let err = service_error(
         t.client
@@ -467,8 +463,7 @@ async fn no_deduplication_id_without_content_based_deduplication_is_refused() {
             .send()
             .await,
     );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(err.message(), Some(NO_DEDUP));
+    assert_service_error(&err, "InvalidParameterValue", NO_DEDUP);
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     // Switching content-based deduplication on makes the same send work.
     t.set_attributes(&url, &[("ContentBasedDeduplication", "true")])
@@ -691,11 +686,7 @@ async fn per_message_delay_is_refused_but_zero_and_queue_delay_work() {
             .send()
             .await,
     );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(
-        err.message(),
-        Some("Value 2 for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.")
-    );
+    assert_service_error(&err, "InvalidParameterValue", "Value 2 for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.");
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     // An explicit 0 is accepted.
     t.client
@@ -1032,11 +1023,9 @@ async fn an_expired_receipt_handle_is_refused() {
 
     let f = t.delete_message_failure(&url, &old).await;
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("InvalidParameterValue"));
-    assert_eq!(f.err.message(), Some(expired(&old).as_str()));
+    assert_service_error(&f.err, "InvalidParameterValue", expired(&old).as_str());
     let err = t.change_visibility(&url, &old, 60).await.unwrap_err();
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(err.message(), Some(expired(&old).as_str()));
+    assert_service_error(&err, "InvalidParameterValue", expired(&old).as_str());
     // The message is still there.
     assert_eq!(t.counts(&url).await, (1, 0, 0));
 
@@ -1197,10 +1186,13 @@ async fn message_group_id_on_a_standard_queue_keeps_standard_semantics() {
             .send()
             .await,
     );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(
-        err.message(),
-        Some(format!("Value group 123 for parameter MessageGroupId is invalid. Reason: {GROUP_ID_INVALID}").as_str())
+    assert_service_error(
+        &err,
+        "InvalidParameterValue",
+        format!(
+            "Value group 123 for parameter MessageGroupId is invalid. Reason: {GROUP_ID_INVALID}"
+        )
+        .as_str(),
     );
     // A deduplication id is for FIFO queues only.
     let err = service_error(

@@ -147,10 +147,10 @@ async fn malformed_and_foreign_handles_are_receipt_handle_is_invalid() {
 
     let f = t.delete_message_failure(&url, "garbage").await;
     assert!(f.err.is_receipt_handle_is_invalid(), "{:?}", f.err);
-    assert_eq!(f.err.code(), Some("ReceiptHandleIsInvalid"));
-    assert_eq!(
-        f.err.message(),
-        Some("The input receipt handle \"garbage\" is not a valid receipt handle.")
+    assert_service_error(
+        &f.err,
+        "ReceiptHandleIsInvalid",
+        "The input receipt handle \"garbage\" is not a valid receipt handle.",
     );
     assert!(
         f.status == 404 || f.status == 400,

@@ -164,8 +164,7 @@ async fn invalid_body_characters_are_refused() {
         );
         assert!(f.err.is_invalid_message_contents(), "{bad:?}: {:?}", f.err);
         assert_eq!(f.status, 400);
-        assert_eq!(f.err.code(), Some("InvalidMessageContents"));
-        assert_eq!(f.err.message(), Some(INVALID_CHARS));
+        assert_service_error(&f.err, "InvalidMessageContents", INVALID_CHARS);
     }
     assert_eq!(t.counts(&url).await, (0, 0, 0));
 }
@@ -574,10 +573,10 @@ async fn message_attribute_validation() {
             .send()
     };
     let err = service_error(send_one("ErrorDetails", string_attr("")).await);
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(
-        err.message(),
-        Some("Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'.")
+    assert_service_error(
+        &err,
+        "InvalidParameterValue",
+        "Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'.",
     );
     for bad_name in [
         "AWS.reserved",
@@ -812,8 +811,7 @@ async fn max_number_of_messages_bounds() {
                 .send()
                 .await,
         );
-        assert_eq!(err.code(), Some("InvalidParameterValue"));
-        assert_eq!(err.message(), Some(text));
+        assert_service_error(&err, "InvalidParameterValue", text);
     }
     for i in 0..15 {
         t.send(&url, &format!("m{i}")).await;
@@ -866,8 +864,7 @@ async fn wait_time_seconds_bounds() {
                 .send()
                 .await,
         );
-        assert_eq!(err.code(), Some("InvalidParameterValue"));
-        assert_eq!(err.message(), Some(text));
+        assert_service_error(&err, "InvalidParameterValue", text);
     }
     let err = service_error(
         t.client

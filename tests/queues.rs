@@ -70,11 +70,7 @@ async fn create_queue_with_a_different_attribute_is_queue_already_exists() {
         .await;
     assert!(f.err.is_queue_name_exists(), "{:?}", f.err);
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("QueueAlreadyExists"));
-    assert_eq!(
-        f.err.message(),
-        Some("A queue already exists with the same name and a different value for attribute DelaySeconds")
-    );
+    assert_service_error(&f.err, "QueueAlreadyExists", "A queue already exists with the same name and a different value for attribute DelaySeconds");
     // An attribute left at its default but now given a different value.
     let err = t
         .create_queue_error("clash", &[("VisibilityTimeout", "31")])
@@ -612,8 +608,7 @@ async fn get_queue_attributes_unknown_name() {
             .await,
     );
     assert!(err.is_invalid_attribute_name(), "{err:?}");
-    assert_eq!(err.code(), Some("InvalidAttributeName"));
-    assert_eq!(err.message(), Some("Unknown Attribute Foobar."));
+    assert_service_error(&err, "InvalidAttributeName", "Unknown Attribute Foobar.");
 }
 
 #[tokio::test]
@@ -1113,10 +1108,10 @@ async fn add_permission_is_reflected_in_the_policy() {
             .send()
             .await,
     );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(
-        err.message(),
-        Some("Value one for parameter Label is invalid. Reason: Already exists.")
+    assert_service_error(
+        &err,
+        "InvalidParameterValue",
+        "Value one for parameter Label is invalid. Reason: Already exists.",
     );
 
     // Removing an unknown label.
@@ -1128,10 +1123,10 @@ async fn add_permission_is_reflected_in_the_policy() {
             .send()
             .await,
     );
-    assert_eq!(err.code(), Some("InvalidParameterValue"));
-    assert_eq!(
-        err.message(),
-        Some("Value three for parameter Label is invalid. Reason: can't find label.")
+    assert_service_error(
+        &err,
+        "InvalidParameterValue",
+        "Value three for parameter Label is invalid. Reason: can't find label.",
     );
 
     // Remove one: the other statement stays.

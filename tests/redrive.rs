@@ -843,8 +843,7 @@ async fn start_message_move_task_errors() {
             .await,
     );
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("InvalidParameterValue"));
-    assert_eq!(f.err.message(), Some(NOT_A_DLQ));
+    assert_service_error(&f.err, "InvalidParameterValue", NOT_A_DLQ);
     // No such source.
     let f = failure(
         t.client
@@ -855,8 +854,7 @@ async fn start_message_move_task_errors() {
     );
     assert_eq!(f.status, 404);
     assert!(f.err.is_resource_not_found_exception(), "{:?}", f.err);
-    assert_eq!(f.err.code(), Some("ResourceNotFoundException"));
-    assert_eq!(f.err.message(), Some(SOURCE_MISSING));
+    assert_service_error(&f.err, "ResourceNotFoundException", SOURCE_MISSING);
     // No such destination.
     let f = failure(
         t.client
@@ -908,8 +906,7 @@ async fn one_active_task_per_source() {
             .await,
     );
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("InvalidParameterValue"));
-    assert_eq!(f.err.message(), Some(ALREADY_RUNNING));
+    assert_service_error(&f.err, "InvalidParameterValue", ALREADY_RUNNING);
     assert_eq!(tasks(&t, &arn("dlq"), Some(10)).await.len(), 1);
     // Once it has finished another may start.
     t.advance_secs(2);
@@ -1146,10 +1143,10 @@ async fn cancel_message_move_task_errors() {
             .await,
     );
     assert_eq!(f.status, 400);
-    assert_eq!(f.err.code(), Some("InvalidParameterValue"));
-    assert_eq!(
-        f.err.message(),
-        Some("Value for parameter TaskHandle is invalid.")
+    assert_service_error(
+        &f.err,
+        "InvalidParameterValue",
+        "Value for parameter TaskHandle is invalid.",
     );
 
     let unknown_task = b64(format!(

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::operation::change_message_visibility::ChangeMessageVisibilityError;
 use aws_sdk_sqs::operation::create_queue::CreateQueueError;
 use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
@@ -164,6 +165,16 @@ pub fn spawn_receive(client: &Client, url: &str, wait: Option<i32>) -> JoinHandl
             .messages
             .unwrap_or_default()
     })
+}
+
+/// Asserts a service error's code and message, both exactly.
+pub fn assert_service_error<E: ProvideErrorMetadata + std::fmt::Debug>(
+    err: &E,
+    code: &str,
+    message: &str,
+) {
+    assert_eq!(err.code(), Some(code), "{err:?}");
+    assert_eq!(err.message(), Some(message), "{err:?}");
 }
 
 /// The queue ARN Retsu gives `name` in the default region and account.
