@@ -186,9 +186,35 @@ fn prepare(
     })
 }
 
+/// Which waiting long polls a stored message concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    /// A FIFO duplicate: nothing was stored.
+    Nobody,
+    /// Receivable now: one waiting poll is enough.
+    One,
+    /// Delayed: every waiting poll must recompute when to look again.
+    Everyone,
+}
+
+/// Wakes the long polls that messages just stored concern.
+fn wake(queue: &Queue, wakes: impl IntoIterator<Item = Wake>) {
+    let mut ones = 0;
+    for w in wakes {
+        match w {
+            Wake::Nobody => {}
+            Wake::One => ones += 1,
+            Wake::Everyone => return queue.notify.notify_waiters(),
+        }
+    }
+    for _ in 0..ones {
+        queue.notify.notify_one();
+    }
+}
+
 /// Stores a prepared message (or recognises a FIFO duplicate) under the
 /// queue lock, and completes its result.
-fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMessageResult {
+fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> (SendMessageResult, Wake) {
     let mut result = prepared.result;
     let message = &mut prepared.message;
     message.sent_ms = now;
@@ -205,7 +231,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
             // A duplicate: accepted, not enqueued, answered as the original.
             result.message_id = original.message_id.to_string();
             result.sequence_number = Some(original.sequence_number.to_string());
-            return result;
+            return (result, Wake::Nobody);
         }
         let sequence = state.next_sequence_number(now);
         message.sequence_number = Some(sequence);
@@ -225,7 +251,12 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     state
         .store
         .insert(prepared.message, now + delay_ms, now, Transition::Sent);
-    result
+    let wake = if delay_ms > 0 {
+        Wake::Everyone
+    } else {
+        Wake::One
+    };
+    (result, wake)
 }
 
 fn batch_error(id: &str, error: SqsError) -> BatchResultErrorEntry {
@@ -331,9 +362,8 @@ impl Engine {
         };
         let prepared = prepare(ctx, &queue, max_size, content_dedup, input, false)?;
         let now = self.now();
-        let result = enqueue(&mut queue.lock_at(now), prepared, now);
-        // One new message needs one waiting poll, not all of them.
-        queue.notify.notify_one();
+        let (result, woken) = enqueue(&mut queue.lock_at(now), prepared, now);
+        wake(&queue, [woken]);
         Ok(result)
     }
 
@@ -389,18 +419,19 @@ impl Engine {
         }
         let now = self.now();
         let mut successful = Vec::with_capacity(prepared.len());
+        let mut wakes = Vec::with_capacity(prepared.len());
         {
             let mut state = queue.lock_at(now);
             for (id, p) in prepared {
+                let (result, woken) = enqueue(&mut state, p, now);
+                wakes.push(woken);
                 successful.push(SendMessageBatchResultEntry {
                     id: id.to_string(),
-                    result: enqueue(&mut state, p, now),
+                    result,
                 });
             }
         }
-        for _ in 0..successful.len() {
-            queue.notify.notify_one();
-        }
+        wake(&queue, wakes);
         Ok(SendMessageBatchResult { successful, failed })
     }
 

@@ -306,3 +306,47 @@ async fn long_poll_wakes_on_visibility_expiry() {
     assert_eq!(r.messages.len(), 1);
     assert_ne!(r.messages[0].receipt_handle, first[0].receipt_handle);
 }
+
+/// A delayed send must tell every waiting poll when to look again: if only
+/// one learnt of it and its client hung up, the message would sit unseen
+/// by the others until their waits ended.
+#[tokio::test]
+async fn delayed_send_reaches_every_waiting_poll() {
+    let f = fixture();
+    let q = f.create("delayed-wake", &[]).await;
+    let spawn_poll = || {
+        let (engine, ctx, url) = (f.engine.clone(), f.ctx.clone(), q.clone());
+        tokio::spawn(async move {
+            let r = ReceiveMessageRequest {
+                queue_url: Some(url),
+                wait_time_seconds: Some(20),
+                ..Default::default()
+            };
+            engine.handle(&ctx, Request::ReceiveMessage(r)).await
+        })
+    };
+    let first = spawn_poll();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = spawn_poll();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let r = SendMessageRequest {
+        queue_url: Some(q.clone()),
+        message_body: Some("later".into()),
+        delay_seconds: Some(5),
+        ..Default::default()
+    };
+    f.run(Request::SendMessage(r)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    // The first poller's client hangs up.
+    first.abort();
+    f.advance(5);
+    let got = tokio::time::timeout(Duration::from_secs(5), second)
+        .await
+        .expect("the remaining poll woke when the delay ended")
+        .unwrap()
+        .unwrap();
+    let Response::ReceiveMessage(r) = got else {
+        unreachable!()
+    };
+    assert_eq!(r.messages[0].body, "later");
+}
