@@ -656,11 +656,11 @@ impl Engine {
             .visibility_timeout
             .ok_or_else(|| SqsError::missing("VisibilityTimeout"))?;
         let now = self.now();
-        let released = {
+        let changed = {
             let mut state = queue.lock_at(now);
             change_one(&queue, &mut state, &handle, timeout, now)?
         };
-        if released {
+        if changed {
             queue.notify.notify_waiters();
         }
         Ok(Empty {})
@@ -679,7 +679,7 @@ impl Engine {
         )?;
         let now = self.now();
         let mut result = BatchResult::default();
-        let mut released = false;
+        let mut changed = false;
         {
             let mut state = queue.lock_at(now);
             for (entry, id) in entries.iter().zip(ids) {
@@ -690,7 +690,7 @@ impl Engine {
                 };
                 match outcome {
                     Ok(r) => {
-                        released |= r;
+                        changed |= r;
                         result
                             .successful
                             .push(BatchResultEntry { id: id.to_string() })
@@ -699,7 +699,7 @@ impl Engine {
                 }
             }
         }
-        if released {
+        if changed {
             queue.notify.notify_waiters();
         }
         Ok(result)
@@ -778,7 +778,8 @@ fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<boo
     Ok(current)
 }
 
-/// Returns whether the message became available at once.
+/// Returns whether a message's visibility changed: then waiting polls must
+/// look again, since it may now come back sooner than they planned for.
 fn change_one(
     queue: &Queue,
     state: &mut QueueState,
@@ -822,7 +823,7 @@ fn change_one(
     }
     state.store.change_visibility(receipt.seq, now, until);
     forget_attempts_with(state, receipt.seq);
-    Ok(timeout == 0)
+    Ok(true)
 }
 
 /// A deleted or changed message invalidates the receive attempts that

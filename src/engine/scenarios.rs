@@ -350,3 +350,42 @@ async fn delayed_send_reaches_every_waiting_poll() {
     };
     assert_eq!(r.messages[0].body, "later");
 }
+
+/// Shortening a visibility timeout brings the message back sooner: a poll
+/// already waiting must see it then, not at the time it had planned for.
+#[tokio::test]
+async fn shortened_visibility_wakes_a_waiting_poll_in_time() {
+    let f = fixture();
+    let q = f.create("shorten", &[("VisibilityTimeout", "30")]).await;
+    f.send(&q, "x", None, None).await;
+    let held = f.receive(&q, 1).await;
+    let (engine, ctx, url) = (f.engine.clone(), f.ctx.clone(), q.clone());
+    let poll = tokio::spawn(async move {
+        let r = ReceiveMessageRequest {
+            queue_url: Some(url),
+            wait_time_seconds: Some(20),
+            ..Default::default()
+        };
+        engine.handle(&ctx, Request::ReceiveMessage(r)).await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let change = ChangeMessageVisibilityRequest {
+        queue_url: Some(q.clone()),
+        receipt_handle: Some(held[0].receipt_handle.clone()),
+        visibility_timeout: Some(5),
+    };
+    f.run(Request::ChangeMessageVisibility(change))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    f.advance(5);
+    let Response::ReceiveMessage(r) = tokio::time::timeout(Duration::from_secs(5), poll)
+        .await
+        .expect("the poll returned when the shortened timeout ran out")
+        .unwrap()
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(r.messages.len(), 1, "returned with the message, not empty");
+}
