@@ -18,12 +18,10 @@ Uses only the standard library (runs under any python3).
 
 import argparse
 import base64
-import hashlib
 import json
 import math
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
@@ -45,50 +43,13 @@ SCENARIOS = [
     "errors_typed",
 ]
 
-TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 ERROR_RE = re.compile(r"An error occurred \(([^)]*)\) when calling the (\w+) operation(?: \(reached max retries: \d+\))?: (.*)")
 REQUEST_RE = re.compile(r"Making request for OperationModel\(name=(\w+)\) with params: (.*)")
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def eq(actual, expected, what):
-    if actual != expected:
-        raise Fail(f"{what}: expected {expected!r}, got {actual!r}")
-
-
-def md5_hex(data):
-    return hashlib.md5(data).hexdigest()
-
-
-def md5_of_attributes(attrs):
-    h = hashlib.md5()
-
-    def put(b):
-        h.update(struct.pack(">I", len(b)))
-        h.update(b)
-
-    for name in sorted(attrs):
-        a = attrs[name]
-        put(name.encode())
-        put(a["DataType"].encode())
-        if a.get("StringValue") is not None:
-            h.update(b"\x01")
-            put(a["StringValue"].encode())
-        else:
-            h.update(b"\x02")
-            put(a["BinaryValue"])
-    return h.hexdigest()
-
-
-assert md5_of_attributes({"Foo": {"DataType": "String", "StringValue": "Bar"}}) == "ae7155c6026991b6d54b11589678bf9c"
+# Shared with the boto3 suites: Fail, check, eq and the MD5 helpers.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checks import TRACE_HEADER, Fail, check, eq, md5_hex, md5_of_attributes  # noqa: E402
 
 
 class CliError(Exception):
