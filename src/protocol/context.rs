@@ -106,17 +106,23 @@ fn valid_host(host: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
 }
 
+/// Default settings for unit tests of the protocol layer.
+#[cfg(test)]
+pub(crate) fn test_settings() -> Settings {
+    Settings {
+        default_region: "us-east-1".into(),
+        account_id: "000000000000".into(),
+        base_url: None,
+        fallback_base_url: "http://127.0.0.1:9324".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn settings() -> Settings {
-        Settings {
-            default_region: "us-east-1".into(),
-            account_id: "000000000000".into(),
-            base_url: None,
-            fallback_base_url: "http://127.0.0.1:9324".into(),
-        }
+        test_settings()
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {

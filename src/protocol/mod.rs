@@ -211,12 +211,7 @@ mod tests {
     use crate::api::QueueUrlResult;
 
     fn settings() -> Settings {
-        Settings {
-            default_region: "us-east-1".into(),
-            account_id: "000000000000".into(),
-            base_url: None,
-            fallback_base_url: "http://127.0.0.1:9324".into(),
-        }
+        context::test_settings()
     }
 
     fn request(

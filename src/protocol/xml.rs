@@ -77,7 +77,9 @@ const fn struct_list(json: &'static str, xml: &'static str, fields: &'static [Fi
 
 const QUEUE_URL: &[Field] = &[text("QueueUrl")];
 
-const QUEUE_ATTRIBUTES: &[Field] = &[Field {
+/// `<Attribute><Name/><Value/></Attribute>`: queue attributes and a
+/// message's system attributes alike.
+const ATTRIBUTES: Field = Field {
     json: "Attributes",
     xml: "Attribute",
     kind: Kind::Map {
@@ -85,7 +87,9 @@ const QUEUE_ATTRIBUTES: &[Field] = &[Field {
         value: "Value",
         fields: None,
     },
-}];
+};
+
+const QUEUE_ATTRIBUTES: &[Field] = &[ATTRIBUTES];
 
 const LIST_QUEUES: &[Field] = &[text_list("QueueUrls", "QueueUrl"), text("NextToken")];
 
@@ -166,15 +170,7 @@ const RECEIVE_MESSAGE: &[Field] = &[struct_list(
         text("ReceiptHandle"),
         text("MD5OfBody"),
         text("Body"),
-        Field {
-            json: "Attributes",
-            xml: "Attribute",
-            kind: Kind::Map {
-                key: "Name",
-                value: "Value",
-                fields: None,
-            },
-        },
+        ATTRIBUTES,
         text("MD5OfMessageAttributes"),
         Field {
             json: "MessageAttributes",
