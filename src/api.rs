@@ -583,18 +583,30 @@ pub mod de {
             Float(f64),
             Str(String),
         }
+        // The model's integers are 32-bit: a larger value is refused, never
+        // clamped into range and echoed back as a different number.
+        let in_range = |i: i64| {
+            i32::try_from(i).map(i64::from).map_err(|_| {
+                serde::de::Error::custom(format!("{i} is out of range for a 32-bit integer"))
+            })
+        };
         match Option::<IntOrString>::deserialize(d)? {
             None => Ok(None),
-            Some(IntOrString::Int(i)) => Ok(Some(i)),
-            Some(IntOrString::Float(f)) if f.fract() == 0.0 => Ok(Some(f as i64)),
-            Some(IntOrString::Float(f)) => Err(serde::de::Error::custom(format!(
-                "expected an integer, found {f}"
-            ))),
-            Some(IntOrString::Str(s)) => {
-                s.trim().parse::<i64>().map(Some).map_err(|_| {
-                    serde::de::Error::custom(format!("Value {s} is not a valid integer"))
-                })
+            Some(IntOrString::Int(i)) => in_range(i).map(Some),
+            Some(IntOrString::Float(f))
+                if f.fract() == 0.0 && f >= i32::MIN as f64 && f <= i32::MAX as f64 =>
+            {
+                Ok(Some(f as i64))
             }
+            Some(IntOrString::Float(f)) => Err(serde::de::Error::custom(format!(
+                "expected a 32-bit integer, found {f}"
+            ))),
+            Some(IntOrString::Str(s)) => match s.trim().parse::<i64>() {
+                Ok(i) => in_range(i).map(Some),
+                Err(_) => Err(serde::de::Error::custom(format!(
+                    "Value {s} is not a valid integer"
+                ))),
+            },
         }
     }
 

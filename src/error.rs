@@ -30,6 +30,8 @@ pub enum ErrorCode {
     InvalidParameterValue,
     MissingParameter,
     InvalidAction,
+    /// Query protocol: a parameter name that cannot name anything.
+    InvalidQueryParameter,
     /// Malformed JSON, or a member of the wrong type.
     Serialization,
     /// JSON request naming no known `AmazonSQS.*` target.
@@ -62,6 +64,7 @@ impl ErrorCode {
             InvalidParameterValue => "com.amazon.coral.service#InvalidParameterValueException",
             MissingParameter => "com.amazon.coral.service#MissingRequiredParameterException",
             InvalidAction => "com.amazon.coral.service#InvalidActionException",
+            InvalidQueryParameter => "com.amazon.coral.service#InvalidQueryParameterException",
             Serialization => "com.amazon.coral.service#SerializationException",
             UnknownOperation => "com.amazon.coral.service#UnknownOperationException",
             InternalError => "com.amazon.coral.service#InternalFailure",
@@ -92,6 +95,7 @@ impl ErrorCode {
             InvalidParameterValue => "InvalidParameterValue",
             MissingParameter => "MissingParameter",
             InvalidAction => "InvalidAction",
+            InvalidQueryParameter => "InvalidQueryParameter",
             Serialization => "SerializationException",
             UnknownOperation => "UnknownOperationException",
             InternalError => "InternalError",

@@ -23,7 +23,7 @@ use axum::http::HeaderMap;
 use serde_json::{Map, Value};
 
 use crate::api::{Action, Request};
-use crate::error::SqsError;
+use crate::error::{ErrorCode, SqsError};
 
 /// Decoded parameters in arrival order: query string first, then form body.
 pub type Params = Vec<(String, String)>;
@@ -99,8 +99,32 @@ pub fn decode(
             map.insert("QueueUrl".into(), Value::String(url));
         }
     }
-    action.decode(doc)
+    // Integers were checked above with the parameter's name; what serde
+    // still refuses (e.g. bad base64) is the caller's value, not JSON.
+    action.decode(doc).map_err(|e| match e.code {
+        ErrorCode::Serialization => SqsError::invalid_value(format!(
+            "One or more parameters are invalid. Reason: {}",
+            e.message
+        )),
+        _ => e,
+    })
 }
+
+/// The deepest parameter name SQS's shapes use has 7 segments
+/// (`SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1`).
+/// Longer names cannot name anything; refusing them up front also bounds
+/// the depth of the parameter tree (and of its recursive drop).
+const MAX_SEGMENTS: usize = 8;
+
+/// Integer members of SQS requests (32-bit in the model), by wire name.
+const INTEGER_PARAMETERS: &[&str] = &[
+    "DelaySeconds",
+    "MaxNumberOfMessages",
+    "VisibilityTimeout",
+    "WaitTimeSeconds",
+    "MaxResults",
+    "MaxNumberOfMessagesPerSecond",
+];
 
 /// Rewrites flattened parameters as the JSON request document of `action`.
 pub fn to_json(action: Action, params: &Params) -> Result<Value, SqsError> {
@@ -109,9 +133,27 @@ pub fn to_json(action: Action, params: &Params) -> Result<Value, SqsError> {
         if key == "Action" || key == "Version" {
             continue;
         }
+        if key.split('.').nth(MAX_SEGMENTS).is_some() {
+            return Err(SqsError::new(
+                ErrorCode::InvalidQueryParameter,
+                format!(
+                    "The parameter name {} has more than {MAX_SEGMENTS} dot-separated parts.",
+                    abbreviate(key)
+                ),
+            ));
+        }
         root.insert(key.split('.'), value.clone());
     }
     Ok(Value::Object(structure(root, Some(action), "")?))
+}
+
+/// A caller's text for an error message, cut to a readable length.
+fn abbreviate(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 /// One parameter-name segment and what was given under it.
@@ -153,24 +195,37 @@ impl Node {
     /// The members of a flattened list, by numeric index. Anything not under
     /// a number (a bare value, or fields right under the name) is member 1,
     /// except a bare empty value: that is how botocore and the JavaScript v2
-    /// SDK send an empty list (`AttributeName=`).
-    fn items(self) -> BTreeMap<u64, Node> {
+    /// SDK send an empty list (`AttributeName=`). `path` is the list's wire
+    /// name, for the error a bad index gets.
+    fn items(self, path: &str) -> Result<BTreeMap<u64, Node>, SqsError> {
         let mut items: BTreeMap<u64, Node> = BTreeMap::new();
         if let Some(v) = self.value.filter(|v| !v.is_empty()) {
             items.entry(1).or_default().value = Some(v);
         }
         for (key, child) in self.children {
-            match key.parse::<u64>() {
-                Ok(index) => items.entry(index).or_default().merge(child),
-                Err(_) => {
-                    let mut wrapper = Node::default();
-                    wrapper.children.insert(key, child);
-                    items.entry(1).or_default().merge(wrapper);
-                }
+            if looks_like_index(&key) {
+                let index = key.parse::<u64>().ok().filter(|i| *i >= 1).ok_or_else(|| {
+                    SqsError::invalid_parameter(
+                        &format!("{path}.{}", abbreviate(&key)),
+                        abbreviate(&key),
+                        "A list index must be a whole number from 1 up.",
+                    )
+                })?;
+                items.entry(index).or_default().merge(child);
+            } else {
+                let mut wrapper = Node::default();
+                wrapper.children.insert(key, child);
+                items.entry(1).or_default().merge(wrapper);
             }
         }
-        items
+        Ok(items)
     }
+}
+
+/// Whether a segment was meant as a list index (`1`, `-1`, `+2`, `007`).
+fn looks_like_index(segment: &str) -> bool {
+    let digits = segment.strip_prefix(['-', '+']).unwrap_or(segment);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// How a wire name maps onto the JSON document.
@@ -261,12 +316,19 @@ fn structure(
                     // (`Entries=`, `AttributeNames=`): an empty collection.
                     out.insert(wire, collection);
                 } else if let Some(v) = child.value {
+                    if INTEGER_PARAMETERS.contains(&wire.as_str()) && v.parse::<i32>().is_err() {
+                        return Err(SqsError::invalid_parameter(
+                            &path,
+                            abbreviate(&v),
+                            "Must be a whole number within the 32-bit integer range.",
+                        ));
+                    }
                     out.insert(wire, Value::String(v));
                 }
             }
             Rule::List(json) => {
                 let list = child
-                    .items()
+                    .items(&path)?
                     .into_values()
                     .filter_map(|n| n.value.map(Value::String))
                     .collect();
@@ -274,7 +336,7 @@ fn structure(
             }
             Rule::Map { json, key, value } => {
                 let mut map = Map::new();
-                for (index, mut item) in child.items() {
+                for (index, mut item) in child.items(&path)? {
                     let k = item
                         .take_value(key)
                         .ok_or_else(|| SqsError::missing(&format!("{path}.{index}.{key}")))?;
@@ -285,18 +347,21 @@ fn structure(
             }
             Rule::AttributeMap(json) => {
                 let mut map = Map::new();
-                for (index, mut item) in child.items() {
+                for (index, mut item) in child.items(&path)? {
                     let name = item
                         .take_value("Name")
                         .ok_or_else(|| SqsError::missing(&format!("{path}.{index}.Name")))?;
-                    let value = item.take("Value").map(attribute_value).unwrap_or_default();
+                    let value = match item.take("Value") {
+                        Some(v) => attribute_value(v, &format!("{path}.{index}.Value"))?,
+                        None => Map::new(),
+                    };
                     map.insert(name, Value::Object(value));
                 }
                 out.insert(json.into(), Value::Object(map));
             }
             Rule::Entries => {
                 let mut entries = Vec::new();
-                for (index, item) in child.items() {
+                for (index, item) in child.items(&path)? {
                     let entry = structure(item, None, &format!("{path}.{index}."))?;
                     entries.push(Value::Object(entry));
                 }
@@ -310,7 +375,7 @@ fn structure(
 /// `.Value.DataType`, `.Value.StringValue`, `.Value.BinaryValue`,
 /// `.Value.StringListValue.M`, `.Value.BinaryListValue.M` → a
 /// `MessageAttributeValue` document. Binary values stay base64.
-fn attribute_value(mut node: Node) -> Map<String, Value> {
+fn attribute_value(mut node: Node, path: &str) -> Result<Map<String, Value>, SqsError> {
     let mut out = Map::new();
     for field in ["DataType", "StringValue"] {
         if let Some(v) = node.take_value(field) {
@@ -322,7 +387,7 @@ fn attribute_value(mut node: Node) -> Map<String, Value> {
     }
     if let Some(list) = node.take("StringListValue") {
         let values = list
-            .items()
+            .items(&format!("{path}.StringListValue"))?
             .into_values()
             .filter_map(|n| n.value.map(Value::String))
             .collect();
@@ -330,13 +395,13 @@ fn attribute_value(mut node: Node) -> Map<String, Value> {
     }
     if let Some(list) = node.take("BinaryListValue") {
         let values = list
-            .items()
+            .items(&format!("{path}.BinaryListValue"))?
             .into_values()
             .filter_map(|n| n.value.map(|v| Value::String(unmangle_base64(v))))
             .collect();
         out.insert("BinaryListValues".into(), Value::Array(values));
     }
-    out
+    Ok(out)
 }
 
 /// Base64 never contains a space, so a space here is a `+` that the client
@@ -747,6 +812,122 @@ mod tests {
         }
         let v = convert(Action::SendMessage, &[("", "x"), (".", "y")]);
         assert!(v.is_object());
+    }
+
+    #[test]
+    fn parameter_names_deeper_than_any_shape_are_refused_without_recursion() {
+        for key in [
+            ".".repeat(100_000),
+            "Attribute.1".repeat(50_000),
+            "MessageAttribute.1.Value.StringListValue.1.x.y.z.w".to_string(),
+        ] {
+            let err = to_json(Action::ListQueues, &p(&[(key.as_str(), "x")])).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidQueryParameter, "{err}");
+            assert!(err.message.len() < 200, "{}", err.message);
+        }
+        // The deepest real shape still decodes.
+        let v = convert(
+            Action::SendMessageBatch,
+            &[
+                (
+                    "SendMessageBatchRequestEntry.1.MessageAttribute.1.Name",
+                    "a",
+                ),
+                (
+                    "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1",
+                    "s",
+                ),
+            ],
+        );
+        assert_eq!(
+            v["Entries"][0]["MessageAttributes"]["a"]["StringListValues"][0], "s",
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn bad_list_indexes_name_the_parameter_and_value() {
+        for (key, shown) in [
+            ("Attribute.-1.Name", "Value -1 for parameter Attribute.-1 is invalid."),
+            ("Attribute.0.Name", "Value 0 for parameter Attribute.0 is invalid."),
+            (
+                "MessageAttribute.99999999999999999999999.Name",
+                "Value 99999999999999999999999 for parameter MessageAttribute.99999999999999999999999 is invalid.",
+            ),
+        ] {
+            let err = to_json(Action::SetQueueAttributes, &p(&[(key, "v")])).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidParameterValue);
+            assert!(err.message.starts_with(shown), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn integers_are_checked_with_the_parameter_name_and_value_as_sent() {
+        for value in [
+            "abc",
+            "9223372036854775807",
+            "99999999999999999999",
+            "2147483648",
+            "1.5",
+            "",
+        ] {
+            let err = decode(
+                Action::ReceiveMessage,
+                &p(&[("QueueUrl", "q"), ("WaitTimeSeconds", value)]),
+                None,
+            )
+            .unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidParameterValue);
+            assert!(
+                err.message.starts_with(&format!(
+                    "Value {value} for parameter WaitTimeSeconds is invalid."
+                )),
+                "{}",
+                err.message
+            );
+        }
+        let err = decode(
+            Action::SendMessageBatch,
+            &p(&[
+                ("QueueUrl", "q"),
+                ("SendMessageBatchRequestEntry.1.Id", "a"),
+                ("SendMessageBatchRequestEntry.1.MessageBody", "b"),
+                ("SendMessageBatchRequestEntry.1.DelaySeconds", "x"),
+            ]),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            err.message.starts_with(
+                "Value x for parameter SendMessageBatchRequestEntry.1.DelaySeconds is invalid."
+            ),
+            "{}",
+            err.message
+        );
+        assert!(decode(
+            Action::ReceiveMessage,
+            &p(&[("QueueUrl", "q"), ("WaitTimeSeconds", "-5")]),
+            None
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn serde_complaints_become_invalid_parameter_value() {
+        let err = decode(
+            Action::SendMessage,
+            &p(&[
+                ("QueueUrl", "q"),
+                ("MessageBody", "b"),
+                ("MessageAttribute.1.Name", "a"),
+                ("MessageAttribute.1.Value.DataType", "Binary"),
+                ("MessageAttribute.1.Value.BinaryValue", "!!!"),
+            ]),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidParameterValue, "{err}");
+        assert!(!err.message.contains("line 1"), "{}", err.message);
     }
 
     #[test]
