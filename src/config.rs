@@ -42,6 +42,52 @@ pub struct Config {
     /// Log level or tracing filter (e.g. info, debug, retsu=trace).
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
+
+    #[command(flatten)]
+    pub limits: HttpLimits,
+}
+
+/// What one client may cost the server: every connection, request and
+/// shutdown is bounded in time and size, so careless or hostile clients
+/// cannot hold memory, sockets or a shutdown forever.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct HttpLimits {
+    /// Seconds a client has to send a request's headers; also how long an idle keep-alive connection stays open.
+    #[arg(long, env = "RETSU_HEADER_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
+
+    /// Seconds a client has to send a request's body.
+    #[arg(long, env = "RETSU_BODY_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout: u64,
+
+    /// Most connections open at once; more are closed on accept (also capped by the file-descriptor limit).
+    #[arg(long, env = "RETSU_MAX_CONNECTIONS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+
+    /// Most header fields in one request.
+    #[arg(long, env = "RETSU_MAX_HEADERS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub max_headers: u64,
+
+    /// Most bytes of a request's line and headers together.
+    #[arg(long, env = "RETSU_MAX_HEADER_BYTES", default_value_t = 64 * 1024, value_parser = clap::value_parser!(u64).range(1024..=16 * 1024 * 1024))]
+    pub max_header_bytes: u64,
+
+    /// Seconds shutdown waits for unfinished requests before dropping their connections.
+    #[arg(long, env = "RETSU_SHUTDOWN_TIMEOUT", default_value_t = 5)]
+    pub shutdown_timeout: u64,
+}
+
+impl Default for HttpLimits {
+    fn default() -> HttpLimits {
+        HttpLimits {
+            header_timeout: 30,
+            body_timeout: 60,
+            max_connections: 20_000,
+            max_headers: 100,
+            max_header_bytes: 64 * 1024,
+            shutdown_timeout: 5,
+        }
+    }
 }
 
 impl Default for Config {
@@ -54,6 +100,7 @@ impl Default for Config {
             base_url: None,
             strict_timing: false,
             log_level: "info".into(),
+            limits: HttpLimits::default(),
         }
     }
 }
@@ -168,6 +215,12 @@ mod tests {
             "--base-url",
             "--strict-timing",
             "--log-level",
+            "--header-timeout",
+            "--body-timeout",
+            "--max-connections",
+            "--max-headers",
+            "--max-header-bytes",
+            "--shutdown-timeout",
             "RETSU_PORT",
         ] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");

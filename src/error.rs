@@ -30,6 +30,8 @@ pub enum ErrorCode {
     InvalidParameterValue,
     MissingParameter,
     InvalidAction,
+    /// A request body that did not arrive in time.
+    RequestTimeout,
     /// Query protocol: a parameter name that cannot name anything.
     InvalidQueryParameter,
     /// Malformed JSON, or a member of the wrong type.
@@ -64,6 +66,7 @@ impl ErrorCode {
             InvalidParameterValue => "com.amazon.coral.service#InvalidParameterValueException",
             MissingParameter => "com.amazon.coral.service#MissingRequiredParameterException",
             InvalidAction => "com.amazon.coral.service#InvalidActionException",
+            RequestTimeout => "com.amazon.coral.service#RequestTimeoutException",
             InvalidQueryParameter => "com.amazon.coral.service#InvalidQueryParameterException",
             Serialization => "com.amazon.coral.service#SerializationException",
             UnknownOperation => "com.amazon.coral.service#UnknownOperationException",
@@ -95,6 +98,7 @@ impl ErrorCode {
             InvalidParameterValue => "InvalidParameterValue",
             MissingParameter => "MissingParameter",
             InvalidAction => "InvalidAction",
+            RequestTimeout => "RequestTimeout",
             InvalidQueryParameter => "InvalidQueryParameter",
             Serialization => "SerializationException",
             UnknownOperation => "UnknownOperationException",
@@ -108,6 +112,7 @@ impl ErrorCode {
         match self {
             PurgeQueueInProgress | OverLimit => 403,
             ReceiptHandleIsInvalid | ResourceNotFound => 404,
+            RequestTimeout => 408,
             InternalError => 500,
             _ => 400,
         }

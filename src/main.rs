@@ -34,6 +34,7 @@ async fn main() -> ExitCode {
         .init();
 
     tracing::debug!(?config, "configuration");
+    retsu::server::raise_fd_limit();
     let address = format!("{}:{}", config.host, config.port);
     let server = match retsu::server::start(config, Arc::new(SystemClock)).await {
         Ok(server) => server,

@@ -332,7 +332,7 @@ fn render(queue: &Queue, seq: u64, m: &StoredMessage, params: &ReceiveParams) ->
             seq,
             nonce: m.nonce,
         }
-        .encode(),
+        .encode(&queue.receipt_key),
         md5_of_body: hex(&m.body_md5),
         body: m.body.clone(),
         attributes: system_attributes(m, &params.system_names),
@@ -744,7 +744,7 @@ fn replay_attempt(
 
 /// Decodes a handle and checks it belongs to this queue.
 fn receipt_for(queue: &Queue, handle: &str) -> Result<Receipt, SqsError> {
-    Receipt::decode(handle)
+    Receipt::decode(handle, &queue.receipt_key)
         .filter(|r| r.queue_uid == queue.uid)
         .ok_or_else(|| invalid_handle(handle))
 }

@@ -142,6 +142,8 @@ pub struct Engine {
     shutting_down: AtomicBool,
     shutdown: tokio::sync::Notify,
     tasks: redrive::MoveTasks,
+    /// Authenticates receipt handles; drawn at random per server.
+    receipt_key: receipt::ReceiptKey,
 }
 
 impl Engine {
@@ -156,6 +158,7 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             shutdown: tokio::sync::Notify::new(),
             tasks: redrive::MoveTasks::default(),
+            receipt_key: receipt::ReceiptKey::random(),
         })
     }
 

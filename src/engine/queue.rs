@@ -9,6 +9,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::attributes::QueueSettings;
+use super::receipt::ReceiptKey;
 use super::store::MessageStore;
 use super::QueueKey;
 
@@ -22,6 +23,8 @@ pub struct Queue {
     /// receipt handles of a deleted queue are never accepted.
     pub uid: u64,
     pub created_ms: u64,
+    /// The server's receipt-handle secret (see `receipt.rs`).
+    pub receipt_key: ReceiptKey,
     state: Mutex<QueueState>,
     /// Woken whenever a message may have become receivable.
     pub notify: Notify,
@@ -117,6 +120,7 @@ impl Queue {
         settings: QueueSettings,
         tags: BTreeMap<String, String>,
         now: u64,
+        receipt_key: ReceiptKey,
     ) -> Queue {
         let fifo = settings.fifo;
         Queue {
@@ -124,6 +128,7 @@ impl Queue {
             key,
             uid,
             created_ms: now,
+            receipt_key,
             state: Mutex::new(QueueState {
                 settings,
                 tags,

@@ -143,7 +143,14 @@ impl Engine {
                 }
                 let uid = self.next_queue_uid.fetch_add(1, Ordering::Relaxed);
                 let tags: BTreeMap<String, String> = r.tags.clone();
-                let queue = Arc::new(Queue::new(key.clone(), uid, settings, tags, now));
+                let queue = Arc::new(Queue::new(
+                    key.clone(),
+                    uid,
+                    settings,
+                    tags,
+                    now,
+                    self.receipt_key.clone(),
+                ));
                 slot.insert(queue.clone());
                 queue
             }

@@ -1,14 +1,22 @@
 //! Receipt handles.
 //!
 //! A handle names one receive of one message: the queue's incarnation, the
-//! message's slot and the receive's nonce. It is opaque to clients, but we
-//! can tell at once a handle that is garbage, belongs to another queue (or
-//! to a deleted queue of the same name), or belongs to an earlier receive.
+//! message's slot and the receive's nonce. It is opaque to clients and
+//! authenticated: an HMAC-SHA256 tag under a secret the server draws at
+//! start closes it, so nobody can derive another consumer's handle from
+//! their own (slot and nonce are small counters) and delete its message.
+//! We can also tell at once a handle that is garbage, belongs to another
+//! queue (or to a deleted queue of the same name), or to an earlier receive.
 
 use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
-const MAGIC: &[u8; 4] = b"RTS1";
-const LEN: usize = 4 + 8 + 8 + 8 + 8;
+const MAGIC: &[u8; 4] = b"RTS2";
+/// 128 bits of the HMAC: forging one is a 2^-128 guess per try.
+const TAG_LEN: usize = 16;
+const BODY_LEN: usize = 4 + 8 + 8 + 8;
+const LEN: usize = BODY_LEN + TAG_LEN;
 
 /// The decoded content of a receipt handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,44 +26,64 @@ pub struct Receipt {
     pub nonce: u64,
 }
 
+/// The server's secret for receipt handles. The keyed HMAC state is kept
+/// ready and cloned per use, so the key schedule runs once per server.
+#[derive(Clone)]
+pub struct ReceiptKey {
+    mac: Hmac<Sha256>,
+}
+
+impl ReceiptKey {
+    /// A fresh random key (a new server, or a test).
+    pub fn random() -> ReceiptKey {
+        ReceiptKey::from_secret(&rand::random::<[u8; 32]>())
+    }
+
+    pub fn from_secret(secret: &[u8]) -> ReceiptKey {
+        ReceiptKey {
+            mac: Hmac::new_from_slice(secret).expect("HMAC takes a key of any length"),
+        }
+    }
+}
+
+impl std::fmt::Debug for ReceiptKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReceiptKey(..)")
+    }
+}
+
 fn engine() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
 }
 
-/// A cheap integrity check so that random strings of the right length
-/// are not mistaken for handles.
-fn check(bytes: &[u8]) -> u64 {
-    // FNV-1a, keyed with the magic; not a secret, only a guard.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 impl Receipt {
-    pub fn encode(&self) -> String {
+    pub fn encode(&self, key: &ReceiptKey) -> String {
         let mut bytes = Vec::with_capacity(LEN);
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&self.queue_uid.to_be_bytes());
         bytes.extend_from_slice(&self.seq.to_be_bytes());
         bytes.extend_from_slice(&self.nonce.to_be_bytes());
-        let sum = check(&bytes);
-        bytes.extend_from_slice(&sum.to_be_bytes());
+        let mut mac = key.mac.clone();
+        mac.update(&bytes);
+        bytes.extend_from_slice(&mac.finalize().into_bytes()[..TAG_LEN]);
         format!("AQEB{}", engine().encode(bytes))
     }
 
-    pub fn decode(handle: &str) -> Option<Receipt> {
+    /// The receipt a handle names, if the handle is well formed and its tag
+    /// verifies under `key` (compared in constant time).
+    pub fn decode(handle: &str, key: &ReceiptKey) -> Option<Receipt> {
         let rest = handle.strip_prefix("AQEB")?;
+        if rest.len() > 2 * LEN {
+            return None;
+        }
         let bytes = engine().decode(rest).ok()?;
         if bytes.len() != LEN || &bytes[..4] != MAGIC {
             return None;
         }
+        let mut mac = key.mac.clone();
+        mac.update(&bytes[..BODY_LEN]);
+        mac.verify_truncated_left(&bytes[BODY_LEN..]).ok()?;
         let word = |i: usize| u64::from_be_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        if check(&bytes[..LEN - 8]) != word(LEN - 8) {
-            return None;
-        }
         Some(Receipt {
             queue_uid: word(4),
             seq: word(12),
@@ -70,17 +98,46 @@ mod tests {
 
     #[test]
     fn round_trip_and_rejects() {
+        let key = ReceiptKey::random();
         let r = Receipt {
             queue_uid: 7,
             seq: 42,
             nonce: 9,
         };
-        let h = r.encode();
-        assert_eq!(Receipt::decode(&h), Some(r));
-        assert_eq!(Receipt::decode("garbage"), None);
+        let h = r.encode(&key);
+        assert_eq!(Receipt::decode(&h, &key), Some(r));
+        assert_eq!(Receipt::decode("garbage", &key), None);
         let mut tampered = h.clone();
         tampered.pop();
         tampered.push(if h.ends_with('A') { 'B' } else { 'A' });
-        assert_eq!(Receipt::decode(&tampered), None);
+        assert_eq!(Receipt::decode(&tampered, &key), None);
+    }
+
+    #[test]
+    fn a_handle_cannot_be_forged_from_another() {
+        // Knowing one's own handle (and so the layout, the queue id and the
+        // counters) is not enough to make a neighbour's: every field change
+        // needs the server's secret.
+        let key = ReceiptKey::random();
+        let mine = Receipt {
+            queue_uid: 1,
+            seq: 10,
+            nonce: 20,
+        }
+        .encode(&key);
+        let raw = engine().decode(mine.strip_prefix("AQEB").unwrap()).unwrap();
+        let mut forged = raw.clone();
+        forged[4 + 8 + 7] ^= 1; // the neighbour's slot, 11
+        forged[4 + 8 + 8 + 7] ^= 1; // and nonce, 21
+        let forged = format!("AQEB{}", engine().encode(&forged));
+        assert_eq!(Receipt::decode(&forged, &key), None);
+        // A handle made under another server's key is refused too.
+        let other = Receipt {
+            queue_uid: 1,
+            seq: 11,
+            nonce: 21,
+        }
+        .encode(&ReceiptKey::random());
+        assert_eq!(Receipt::decode(&other, &key), None);
     }
 }

@@ -6,8 +6,13 @@
 //! its own limit, so that an oversized request still gets an AWS-shaped
 //! error in the caller's protocol instead of a bare 413 page.
 //!
-//! Shutdown is cooperative: stop accepting, wake the engine's long polls so
-//! they answer at once, then let in-flight requests finish.
+//! Connections are accepted and bounded in `connections.rs` (timeouts,
+//! connection cap, shutdown deadline); requests hyper refuses before they
+//! reach us still get AWS's error shape through `rejections.rs`.
+//!
+//! Shutdown is cooperative, with a deadline: stop accepting, wake the
+//! engine's long polls so they answer at once, let in-flight requests
+//! finish, and drop the connections still unfinished when time is up.
 
 use std::future::Future;
 use std::io;
@@ -31,8 +36,13 @@ use crate::api::Response;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::error::SqsError;
+use crate::error::{ErrorCode, SqsError};
 use crate::protocol::{self, HttpRequest, HttpResponse, Settings};
+
+mod connections;
+mod rejections;
+
+pub use connections::raise_fd_limit;
 
 /// Largest request body accepted: a 1 MiB batch, base64-inflated binary
 /// attributes and form encoding fit with room to spare.
@@ -48,6 +58,8 @@ const BACKGROUND_GRACE: Duration = Duration::from_secs(5);
 struct AppState {
     engine: Arc<Engine>,
     settings: Settings,
+    /// How long a client may take to send a request body.
+    body_timeout: Duration,
 }
 
 /// A server accepting connections. Dropping it (and every
@@ -90,17 +102,20 @@ pub async fn start(config: Config, clock: Arc<dyn Clock>) -> io::Result<RunningS
             base_url: config.base_url.clone(),
             fallback_base_url: format!("http://{}", connectable(local_addr)),
         },
+        body_timeout: Duration::from_secs(config.limits.body_timeout),
     });
     let app = Router::new().fallback(handle).with_state(state);
 
-    let (tx, mut rx) = watch::channel(false);
+    let (tx, rx) = watch::channel(false);
     let engine_for_stop = engine.clone();
-    let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-        // A dropped sender (server dropped) also means stop.
-        let _ = rx.wait_for(|stop| *stop).await;
-        engine_for_stop.shutdown();
-    });
-    let serve = tokio::spawn(async move { serve.await });
+    let serve = tokio::spawn(connections::serve(
+        listener,
+        app,
+        config.limits.clone(),
+        rx,
+        // Answer waiting long polls at once, then let requests finish.
+        move || engine_for_stop.shutdown(),
+    ));
 
     tracing::info!("retsu listening on http://{local_addr}");
     Ok(RunningServer {
@@ -172,16 +187,33 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = req.into_parts();
-    let body = match read_body(&parts.headers, body, MAX_BODY_BYTES).await {
-        Ok(body) => body,
-        Err(message) => {
-            tracing::debug!(%request_id, "rejected body: {message}");
+    let read = tokio::time::timeout(
+        state.body_timeout,
+        read_body(&parts.headers, body, MAX_BODY_BYTES),
+    );
+    let body = match read.await {
+        Ok(Ok(body)) => body,
+        rejected => {
+            let error = match rejected {
+                Ok(Err(message)) => SqsError::invalid_value(message),
+                _ => SqsError::new(
+                    ErrorCode::RequestTimeout,
+                    format!(
+                        "The request body did not arrive within {} seconds.",
+                        state.body_timeout.as_secs()
+                    ),
+                ),
+            };
+            tracing::debug!(%request_id, "rejected body: {error}");
             let protocol = protocol::protocol_from_headers(&parts.headers);
-            return into_http(protocol::encode_error(
-                protocol,
-                &SqsError::invalid_value(message),
-                &request_id,
-            ));
+            let mut response = into_http(protocol::encode_error(protocol, &error, &request_id));
+            // The rest of the body is not read: the connection cannot be
+            // reused.
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return response;
         }
     };
     let request = HttpRequest {

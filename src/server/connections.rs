@@ -1,0 +1,227 @@
+//! Accepting and serving connections, each bounded in what it may cost.
+//!
+//! `axum::serve` runs hyper without a timer, so no timeout ever fired: idle
+//! sockets, slowloris headers and stalled bodies stayed open forever, and a
+//! shutdown waited on them forever. This loop serves HTTP/1.1 with:
+//! - a header-read timeout (hyper's, armed whenever the connection waits for
+//!   a request head, so it is also the idle keep-alive timeout; a long poll
+//!   is a request being answered, not an idle connection);
+//! - limits on header count and size;
+//! - a cap on open connections, below the file-descriptor limit, with a log
+//!   line when it is reached (new connections are closed at once, so
+//!   connections already open keep being served);
+//! - a shutdown deadline: stop accepting, ask every connection to finish its
+//!   request and close, and drop whatever is still open when it passes.
+//!
+//! The body-read timeout lives in the request handler, which reads bodies.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use super::rejections::Rewriter;
+use crate::config::HttpLimits;
+
+/// File descriptors kept free for everything that is not a client
+/// connection (the listener, logs, a data directory).
+const RESERVED_FDS: u64 = 64;
+
+/// Serves `listener` until `stop` turns true (or its sender is dropped),
+/// then calls `on_stop` (which answers waiting long polls) and drains.
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: HttpLimits,
+    mut stop: watch::Receiver<bool>,
+    on_stop: impl FnOnce(),
+) -> io::Result<()> {
+    let cap = connection_cap(limits.max_connections);
+    let permits = Arc::new(Semaphore::new(cap));
+    let (close_tx, close_rx) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let mut refusals = Refusals::new(cap);
+    loop {
+        tokio::select! {
+            _ = turned_true(&mut stop) => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => match permits.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        connections.spawn(serve_one(
+                            stream,
+                            router.clone(),
+                            limits.clone(),
+                            close_rx.clone(),
+                            permit,
+                        ));
+                    }
+                    Err(_) => refusals.refuse(stream),
+                },
+                Err(e) => {
+                    // Out of file descriptors (or a similar transient
+                    // failure): back off instead of spinning on accept.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            // Reap finished connections so the set does not grow.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    on_stop();
+    close_tx.send_replace(true);
+    let deadline = Duration::from_secs(limits.shutdown_timeout);
+    let drained = tokio::time::timeout(deadline, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            open = connections.len(),
+            "shutdown: connections still unfinished after {}s; closing them",
+            limits.shutdown_timeout
+        );
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
+    Ok(())
+}
+
+/// Serves one connection until it closes, times out, or shutdown has let
+/// its current request finish.
+async fn serve_one(
+    stream: TcpStream,
+    router: Router,
+    limits: HttpLimits,
+    mut close: watch::Receiver<bool>,
+    _permit: OwnedSemaphorePermit,
+) {
+    // Request-response traffic of small messages: send each response now.
+    let _ = stream.set_nodelay(true);
+    let service = TowerToHyperService::new(router);
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(limits.header_timeout))
+        .max_headers(limits.max_headers as usize)
+        .max_header_size(limits.max_header_bytes as usize);
+    let conn = builder.serve_connection(TokioIo::new(Rewriter::new(stream)), service);
+    tokio::pin!(conn);
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!("connection ended: {e}");
+                }
+                return;
+            }
+            _ = turned_true(&mut close), if !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// Resolves once the flag is true or its sender is gone (the guard
+/// `wait_for` returns is not `Send`, so it is dropped here).
+async fn turned_true(flag: &mut watch::Receiver<bool>) {
+    let _ = flag.wait_for(|on| *on).await.map(|_| ());
+}
+
+/// The configured cap, lowered to fit the process's file-descriptor limit.
+fn connection_cap(configured: u64) -> usize {
+    let cap = match fd_limit() {
+        Some(fds) if fds.saturating_sub(RESERVED_FDS) < configured => {
+            let lowered = fds.saturating_sub(RESERVED_FDS).max(1);
+            tracing::warn!(
+                "--max-connections {configured} lowered to {lowered}: the process may open only {fds} files (ulimit -n)"
+            );
+            lowered
+        }
+        _ => configured,
+    };
+    usize::try_from(cap).unwrap_or(usize::MAX)
+}
+
+#[cfg(unix)]
+fn fd_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own and reads nothing else.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+#[cfg(not(unix))]
+fn fd_limit() -> Option<u64> {
+    None
+}
+
+/// Raises this process's soft file-descriptor limit to its hard limit, so
+/// the connection cap rather than `ulimit -n` bounds connections. For the
+/// binary; a library embedding Retsu keeps its process's limits.
+#[cfg(unix)]
+pub fn raise_fd_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain reads and writes of a struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub fn raise_fd_limit() {}
+
+/// Connections closed at the cap, logged at most every 10 s so a flood
+/// cannot flood the log too.
+struct Refusals {
+    cap: usize,
+    since_log: u64,
+    last_log: Option<Instant>,
+}
+
+impl Refusals {
+    fn new(cap: usize) -> Refusals {
+        Refusals {
+            cap,
+            since_log: 0,
+            last_log: None,
+        }
+    }
+
+    fn refuse(&mut self, stream: TcpStream) {
+        drop(stream);
+        self.since_log += 1;
+        if self
+            .last_log
+            .is_none_or(|at| at.elapsed() >= Duration::from_secs(10))
+        {
+            tracing::warn!(
+                refused = self.since_log,
+                "connection cap reached ({} open): closing new connections until some finish (--max-connections)",
+                self.cap
+            );
+            self.since_log = 0;
+            self.last_log = Some(Instant::now());
+        }
+    }
+}
