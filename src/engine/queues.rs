@@ -251,6 +251,9 @@ impl Engine {
         state.last_purge_ms = Some(now);
         state.store.purge();
         state.attempts.clear();
+        // A purged FIFO queue also forgets its deduplication ids: the same
+        // id sent right after is a new message.
+        state.dedup = Default::default();
         Ok(Empty {})
     }
 
