@@ -149,7 +149,7 @@ impl Engine {
             }
         };
         Ok(QueueUrlResult {
-            queue_url: Engine::queue_url(ctx, &queue.key),
+            queue_url: self.queue_url(ctx, &queue.key),
         })
     }
 
@@ -171,7 +171,7 @@ impl Engine {
             .queue_by_key(&key)
             .ok_or_else(SqsError::queue_does_not_exist)?;
         Ok(QueueUrlResult {
-            queue_url: Engine::queue_url(ctx, &queue.key),
+            queue_url: self.queue_url(ctx, &queue.key),
         })
     }
 
@@ -195,7 +195,7 @@ impl Engine {
             queue_urls: names
                 .into_iter()
                 .map(|name| {
-                    Engine::queue_url(
+                    self.queue_url(
                         ctx,
                         &QueueKey {
                             region: ctx.region.clone(),
