@@ -34,6 +34,11 @@ pub struct Config {
     #[arg(long, env = "RETSU_BASE_URL", value_parser = parse_base_url)]
     pub base_url: Option<String>,
 
+    /// Give queues of non-default regions AWS's host shape, http://sqs.<region>.<host>:<port>/<account>/<name>, instead of http://<host>:<port>/queue/<region>/<account>/<name> (needs DNS for those names).
+    #[arg(long, env = "RETSU_HOST_STYLE_QUEUE_URLS", action = ArgAction::SetTrue,
+          value_parser = BoolishValueParser::new())]
+    pub host_style_queue_urls: bool,
+
     /// Enforce AWS's 60-second PurgeQueue and queue re-creation rules.
     #[arg(long, env = "RETSU_STRICT_TIMING", action = ArgAction::SetTrue,
           value_parser = BoolishValueParser::new())]
@@ -98,6 +103,7 @@ impl Default for Config {
             region: "us-east-1".into(),
             account_id: "000000000000".into(),
             base_url: None,
+            host_style_queue_urls: false,
             strict_timing: false,
             log_level: "info".into(),
             limits: HttpLimits::default(),
@@ -117,6 +123,8 @@ impl Config {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             strict_timing: self.strict_timing,
+            default_region: self.region.clone(),
+            host_style_urls: self.host_style_queue_urls,
         }
     }
 }
@@ -181,10 +189,13 @@ mod tests {
             "--base-url",
             "http://sqs.local:9324/",
             "--strict-timing",
+            "--host-style-queue-urls",
             "--log-level",
             "debug",
         ])
         .unwrap();
+        assert!(c.engine_config().host_style_urls);
+        assert_eq!(c.engine_config().default_region, "eu-west-1");
         assert_eq!(c.port, 0);
         assert_eq!(c.base_url.as_deref(), Some("http://sqs.local:9324"));
         assert!(c.engine_config().strict_timing);
@@ -214,6 +225,7 @@ mod tests {
             "--account-id",
             "--base-url",
             "--strict-timing",
+            "--host-style-queue-urls",
             "--log-level",
             "--header-timeout",
             "--body-timeout",

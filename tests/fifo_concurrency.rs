@@ -1,42 +1,161 @@
-//! Many FIFO groups, many concurrent consumers (issue 3): per-group order
-//! is kept, no group ever has messages with two holders at once, and every
-//! message is delivered exactly once.
+//! Many FIFO groups, many concurrent consumers (issues 3 and 9): every
+//! message is deleted exactly once, never delivered while someone holds
+//! it, and every response carries, per group, a run of consecutive
+//! messages starting at the group's oldest undeleted one — AWS's rule
+//! that a message is receivable only when every earlier stored message of
+//! its group is visible.
 //!
-//! The visibility timeout is long and the manual clock never moves, so no
-//! message can come back: any second delivery is a bug.
+//! Consumers also release messages (visibility 0, first, middle or last of
+//! what they hold) and extend others before deleting them, so groups are
+//! served again from a released head while later messages are in flight.
+//! The visibility timeout is long and the manual clock never moves, so a
+//! message comes back only when released.
 
 mod common;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{MessageSystemAttributeName, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, SendMessageBatchRequestEntry};
 use common::*;
 
 const GROUPS: usize = 20;
 const PER_GROUP: usize = 25;
 const CONSUMERS: usize = 8;
 const TOTAL: usize = GROUPS * PER_GROUP;
+/// A message is released at most this many times, so the queue drains.
+const MAX_RELEASES: u32 = 2;
+
+/// What the ledger knows of one message. A change that allows the server
+/// to hand a message out again (release, delete) is recorded *before* the
+/// request is sent, so a correct server never contradicts the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// Visible (never delivered, or released).
+    Free,
+    /// Delivered to this consumer and not released or deleted.
+    Held(usize),
+    /// Deleted (or being deleted).
+    Gone,
+}
 
 /// What the consumers saw, shared between them.
-#[derive(Default)]
 struct Ledger {
-    /// Group → (consumer holding it, messages of it received and not yet
-    /// released for deletion).
-    holders: HashMap<String, (usize, usize)>,
+    /// Group → state of each of its messages, by index.
+    groups: HashMap<String, Vec<Slot>>,
     /// Group → message indexes in delivery order.
     delivered: HashMap<String, Vec<usize>>,
-    /// Every MessageId delivered.
-    ids: HashSet<String>,
+    /// (group, index) → times released.
+    releases: HashMap<(String, usize), u32>,
+    /// (group, index) → MessageId, the same on every delivery.
+    ids: HashMap<(String, usize), String>,
+    released: usize,
+    extended: usize,
     violations: Vec<String>,
+}
+
+impl Ledger {
+    fn new() -> Ledger {
+        Ledger {
+            groups: (0..GROUPS)
+                .map(|g| (format!("g{g:02}"), vec![Slot::Free; PER_GROUP]))
+                .collect(),
+            delivered: HashMap::new(),
+            releases: HashMap::new(),
+            ids: HashMap::new(),
+            released: 0,
+            extended: 0,
+            violations: Vec::new(),
+        }
+    }
+
+    /// Checks one response against the rule and records its deliveries.
+    fn record(&mut self, consumer: usize, messages: &[Message]) {
+        let mut runs: Vec<(String, Vec<usize>)> = Vec::new();
+        for m in messages {
+            let (g, i) = parse_body(m.body().unwrap());
+            let attr = m
+                .attributes()
+                .and_then(|a| a.get(&MessageSystemAttributeName::MessageGroupId))
+                .cloned();
+            if attr.as_deref() != Some(g.as_str()) {
+                self.violations
+                    .push(format!("MessageGroupId {attr:?} on a message of {g}"));
+            }
+            let id = m.message_id().unwrap().to_string();
+            let known = self.ids.entry((g.clone(), i)).or_insert_with(|| id.clone());
+            if *known != id {
+                self.violations
+                    .push(format!("{g}/{i} came back as {id}, first as {known}"));
+            }
+            match runs.iter_mut().find(|(rg, _)| *rg == g) {
+                Some((_, run)) => run.push(i),
+                None => runs.push((g, vec![i])),
+            }
+        }
+        for (g, run) in runs {
+            let slots = self.groups.get_mut(&g).expect("known group");
+            // The stored messages of the group, oldest first: a run may
+            // skip one deleted since, never one still stored.
+            let expected: Vec<usize> = (0..PER_GROUP)
+                .filter(|i| slots[*i] != Slot::Gone)
+                .take(run.len())
+                .collect();
+            if run != expected {
+                self.violations.push(format!(
+                    "consumer {consumer} got {g} {run:?}, not a run of its oldest stored messages {expected:?}"
+                ));
+            }
+            for &i in &run {
+                if slots[i] != Slot::Free {
+                    self.violations.push(format!(
+                        "{g}/{i} delivered to consumer {consumer} while {:?}",
+                        slots[i]
+                    ));
+                }
+                slots[i] = Slot::Held(consumer);
+                self.delivered.entry(g.clone()).or_default().push(i);
+            }
+        }
+    }
+
+    /// Records that `consumer` gives up a message it holds.
+    fn give_up(&mut self, consumer: usize, g: &str, i: usize, to: Slot) {
+        let slot = &mut self.groups.get_mut(g).expect("known group")[i];
+        if *slot != Slot::Held(consumer) {
+            let v = format!("consumer {consumer} gives up {g}/{i} but it is {slot:?}");
+            self.violations.push(v);
+        }
+        *slot = to;
+    }
 }
 
 fn parse_body(body: &str) -> (String, usize) {
     // "g07-m013"
     let (g, m) = body.split_once('-').expect("body");
     (g.to_string(), m[1..].parse().expect("index"))
+}
+
+/// What a consumer does with a message it received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Release,
+    Extend,
+    Delete,
+}
+
+/// A deterministic mix of actions (a small LCG per consumer).
+fn choose(seed: &mut u64, releases_so_far: u32) -> Action {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    match (*seed >> 33) % 5 {
+        0 | 1 if releases_so_far < MAX_RELEASES => Action::Release,
+        2 => Action::Extend,
+        _ => Action::Delete,
+    }
 }
 
 async fn consume(
@@ -47,6 +166,7 @@ async fn consume(
     deleted: Arc<AtomicUsize>,
 ) {
     let mut round = 0usize;
+    let mut seed = consumer as u64 + 1;
     while deleted.load(Ordering::SeqCst) < TOTAL {
         round += 1;
         // Vary the batch size between consumers and rounds.
@@ -66,58 +186,64 @@ async fn consume(
             continue;
         }
         assert!(messages.len() <= max as usize);
-        {
+        let plan: Vec<Action> = {
             let mut l = ledger.lock().unwrap();
-            // Check every group in this response against the holders first
-            // (one response may carry several messages of one group).
-            let mut groups_here: Vec<String> = Vec::new();
-            for m in &messages {
-                let (g, _) = parse_body(m.body().unwrap());
-                let attr = m
-                    .attributes()
-                    .and_then(|a| a.get(&MessageSystemAttributeName::MessageGroupId))
-                    .cloned();
-                if attr.as_deref() != Some(g.as_str()) {
-                    l.violations
-                        .push(format!("MessageGroupId {attr:?} on a message of {g}"));
-                }
-                if !groups_here.contains(&g) {
-                    groups_here.push(g);
-                }
-            }
-            for g in &groups_here {
-                if let Some((holder, n)) = l.holders.get(g) {
-                    if *n > 0 {
-                        let v = format!(
-                            "group {g} handed to consumer {consumer} while consumer {holder} holds {n} of its messages"
-                        );
-                        l.violations.push(v);
-                    }
-                }
-            }
-            for m in &messages {
-                let (g, i) = parse_body(m.body().unwrap());
-                let entry = l.holders.entry(g.clone()).or_insert((consumer, 0));
-                entry.0 = consumer;
-                entry.1 += 1;
-                l.delivered.entry(g.clone()).or_default().push(i);
-                let id = m.message_id().unwrap().to_string();
-                if !l.ids.insert(id.clone()) {
-                    l.violations
-                        .push(format!("message {id} ({g}/{i}) delivered twice"));
-                }
-            }
-        }
-        // Release each message in the ledger *before* deleting it: the
-        // server cannot hand out the group's next message until the delete
-        // has arrived, so a correct server never trips the check above.
-        for m in &messages {
-            let (g, _) = parse_body(m.body().unwrap());
+            l.record(consumer, &messages);
+            messages
+                .iter()
+                .map(|m| {
+                    let (g, i) = parse_body(m.body().unwrap());
+                    let released = l.releases.get(&(g, i)).copied().unwrap_or(0);
+                    choose(&mut seed, released)
+                })
+                .collect()
+        };
+        // Releases first (a later message may stay held while an earlier
+        // one is visible again), then extensions, then deletes.
+        for (m, _) in messages
+            .iter()
+            .zip(&plan)
+            .filter(|(_, a)| **a == Action::Release)
+        {
+            let (g, i) = parse_body(m.body().unwrap());
             {
                 let mut l = ledger.lock().unwrap();
-                let entry = l.holders.get_mut(&g).expect("held");
-                entry.1 -= 1;
+                l.give_up(consumer, &g, i, Slot::Free);
+                *l.releases.entry((g.clone(), i)).or_default() += 1;
+                l.released += 1;
             }
+            client
+                .change_message_visibility()
+                .queue_url(&url)
+                .receipt_handle(m.receipt_handle().unwrap())
+                .visibility_timeout(0)
+                .send()
+                .await
+                .expect("ChangeMessageVisibility 0");
+        }
+        tokio::task::yield_now().await;
+        for (m, _) in messages
+            .iter()
+            .zip(&plan)
+            .filter(|(_, a)| **a == Action::Extend)
+        {
+            client
+                .change_message_visibility()
+                .queue_url(&url)
+                .receipt_handle(m.receipt_handle().unwrap())
+                .visibility_timeout(7200)
+                .send()
+                .await
+                .expect("ChangeMessageVisibility 7200");
+            ledger.lock().unwrap().extended += 1;
+        }
+        for (m, _) in messages
+            .iter()
+            .zip(&plan)
+            .filter(|(_, a)| **a != Action::Release)
+        {
+            let (g, i) = parse_body(m.body().unwrap());
+            ledger.lock().unwrap().give_up(consumer, &g, i, Slot::Gone);
             client
                 .delete_message()
                 .queue_url(&url)
@@ -131,7 +257,7 @@ async fn consume(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn many_groups_many_consumers_keep_order_and_exclusivity() {
+async fn many_groups_many_consumers_keep_order_and_exactly_once() {
     let t = TestServer::start().await;
     let url = t
         .create_fifo_queue("busy.fifo", &[("VisibilityTimeout", "3600")])
@@ -159,7 +285,7 @@ async fn many_groups_many_consumers_keep_order_and_exclusivity() {
     }
     assert_eq!(t.counts(&url).await, (TOTAL as u64, 0, 0));
 
-    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let ledger = Arc::new(Mutex::new(Ledger::new()));
     let deleted = Arc::new(AtomicUsize::new(0));
     let mut handles = Vec::new();
     for c in 0..CONSUMERS {
@@ -193,13 +319,26 @@ async fn many_groups_many_consumers_keep_order_and_exclusivity() {
             l.violations.len(),
             &l.violations[..l.violations.len().min(5)]
         );
-        assert_eq!(l.ids.len(), TOTAL, "every message delivered once");
-        assert_eq!(l.delivered.len(), GROUPS);
-        let expected: Vec<usize> = (0..PER_GROUP).collect();
+        assert_eq!(l.ids.len(), TOTAL, "every message delivered");
+        assert!(
+            l.groups.values().flatten().all(|s| *s == Slot::Gone),
+            "every message deleted"
+        );
+        assert_eq!(deleted.load(Ordering::SeqCst), TOTAL, "each deleted once");
+        // Deliveries of a group: indexes never go past a message not yet
+        // delivered, and the releases and extensions really happened.
         for (g, order) in &l.delivered {
-            assert_eq!(order, &expected, "order within group {g}");
+            let mut seen = 0;
+            for &i in order {
+                assert!(i <= seen, "{g}: {i} delivered before {seen} ({order:?})");
+                seen = seen.max(i + 1);
+            }
+            assert_eq!(seen, PER_GROUP, "{g}");
         }
-        assert_eq!(deleted.load(Ordering::SeqCst), TOTAL);
+        let deliveries: usize = l.delivered.values().map(Vec::len).sum();
+        assert_eq!(deliveries, TOTAL + l.released);
+        assert!(l.released > TOTAL / 10, "only {} releases", l.released);
+        assert!(l.extended > TOTAL / 10, "only {} extensions", l.extended);
     }
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     assert!(t.receive(&url, 10).await.is_empty());

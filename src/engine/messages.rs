@@ -100,7 +100,8 @@ fn prepare(
                 )
                 .into());
             }
-            Some(d as u64 * 1000)
+            // FIFO: 0 is accepted and ignored, the queue's delay applies.
+            (!fifo).then_some(d as u64 * 1000)
         }
     };
     validate::check_message_attributes(input.attributes)?;
@@ -131,7 +132,7 @@ fn prepare(
             return Err(SqsError::invalid_parameter(
                 "MessageDeduplicationId",
                 d,
-                "The request includes a parameter that is not valid for this queue type.",
+                "The request include parameter that is not valid for this queue type.",
             )
             .into())
         }
@@ -180,6 +181,8 @@ fn prepare(
             state: State::Available,
             nonce: 0,
             received_ms: 0,
+            visible_since: 0,
+            order: 0,
         },
         delay_ms,
         result,
@@ -220,7 +223,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> (SendMes
     message.sent_ms = now;
     message.enqueued_ms = now;
     if state.settings.fifo {
-        let scope = if state.settings.dedup_per_group {
+        let scope = if state.dedup_per_group {
             message.group_id.as_deref().unwrap_or("").to_string()
         } else {
             String::new()

@@ -41,12 +41,30 @@ pub use checksum::{md5_of_attribute_map, md5_of_body};
 pub use queue::Queue;
 
 /// Engine settings that change behaviour.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Enforce AWS's 60-second rules (PurgeQueueInProgress,
     /// QueueDeletedRecently). Off by default so test suites that purge
     /// in every set-up keep working.
     pub strict_timing: bool,
+    /// The server's default region: its queues keep the plain URL form
+    /// `<base>/<account>/<name>`; queues of other regions get URLs that
+    /// name their region, so same-named queues never share a URL.
+    pub default_region: String,
+    /// Name another region in the host (`sqs.<region>.<host>`, AWS's
+    /// shape) rather than the path (`/queue/<region>/…`, which needs no
+    /// DNS and so works inside docker-compose).
+    pub host_style_urls: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> EngineConfig {
+        EngineConfig {
+            strict_timing: false,
+            default_region: "us-east-1".into(),
+            host_style_urls: false,
+        }
+    }
 }
 
 /// Identifies a queue: SQS queue names are unique per region and account.
@@ -242,14 +260,27 @@ impl Engine {
         self.queue_by_key(&QueueKey::from_arn(arn)?)
     }
 
-    /// The URL of a queue as this caller reaches us.
-    pub(crate) fn queue_url(ctx: &RequestContext, key: &QueueKey) -> String {
-        format!(
-            "{}/{}/{}",
-            ctx.base_url.trim_end_matches('/'),
-            key.account,
-            key.name
-        )
+    /// The URL of a queue as this caller reaches us: the plain form for
+    /// the default region, else one naming the queue's region (in the
+    /// path, or in the host with `host_style_urls`). Either way the
+    /// account and name are the last two path segments.
+    pub(crate) fn queue_url(&self, ctx: &RequestContext, key: &QueueKey) -> String {
+        let base = ctx.base_url.trim_end_matches('/');
+        let (scheme, host) = base.split_once("://").unwrap_or(("http", base));
+        // A caller that reached us as `sqs.<region>.<host>` gets URLs
+        // built on the bare host, so the prefix never names two regions.
+        let host = match host.strip_prefix("sqs.").and_then(|r| r.split_once('.')) {
+            Some((region, rest)) if region.contains('-') && !rest.is_empty() => rest,
+            _ => host,
+        };
+        let (account, name) = (&key.account, &key.name);
+        if key.region == self.config.default_region {
+            format!("{scheme}://{host}/{account}/{name}")
+        } else if self.config.host_style_urls {
+            format!("{scheme}://sqs.{}.{host}/{account}/{name}", key.region)
+        } else {
+            format!("{scheme}://{host}/queue/{}/{account}/{name}", key.region)
+        }
     }
 
     /// Wakes every waiting long poll so it answers now (used on shutdown).

@@ -38,6 +38,9 @@ pub struct QueueState {
     pub last_purge_ms: Option<u64>,
     pub store: MessageStore,
     pub dedup: Dedup,
+    /// DeduplicationScope as the queue was created: AWS keeps
+    /// deduplicating that way whatever SetQueueAttributes stores later.
+    pub dedup_per_group: bool,
     /// FIFO ReceiveRequestAttemptId → what that attempt returned.
     pub attempts: HashMap<String, Attempt>,
     pub last_sequence: u128,
@@ -123,6 +126,7 @@ impl Queue {
         receipt_key: ReceiptKey,
     ) -> Queue {
         let fifo = settings.fifo;
+        let dedup_per_group = settings.dedup_per_group;
         Queue {
             arn: key.arn(),
             key,
@@ -136,6 +140,7 @@ impl Queue {
                 last_purge_ms: None,
                 store: MessageStore::new(fifo),
                 dedup: Dedup::default(),
+                dedup_per_group,
                 attempts: HashMap::new(),
                 last_sequence: 0,
             }),

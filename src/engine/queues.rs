@@ -156,7 +156,7 @@ impl Engine {
             }
         };
         Ok(QueueUrlResult {
-            queue_url: Engine::queue_url(ctx, &queue.key),
+            queue_url: self.queue_url(ctx, &queue.key),
         })
     }
 
@@ -178,7 +178,7 @@ impl Engine {
             .queue_by_key(&key)
             .ok_or_else(SqsError::queue_does_not_exist)?;
         Ok(QueueUrlResult {
-            queue_url: Engine::queue_url(ctx, &queue.key),
+            queue_url: self.queue_url(ctx, &queue.key),
         })
     }
 
@@ -202,7 +202,7 @@ impl Engine {
             queue_urls: names
                 .into_iter()
                 .map(|name| {
-                    Engine::queue_url(
+                    self.queue_url(
                         ctx,
                         &QueueKey {
                             region: ctx.region.clone(),
@@ -258,6 +258,9 @@ impl Engine {
         state.last_purge_ms = Some(now);
         state.store.purge();
         state.attempts.clear();
+        // A purged FIFO queue also forgets its deduplication ids: the same
+        // id sent right after is a new message.
+        state.dedup = Default::default();
         Ok(Empty {})
     }
 

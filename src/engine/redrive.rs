@@ -195,7 +195,7 @@ impl Engine {
             queue_urls: names
                 .into_iter()
                 .map(|name| {
-                    Engine::queue_url(
+                    self.queue_url(
                         ctx,
                         &QueueKey {
                             name,

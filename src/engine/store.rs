@@ -19,10 +19,17 @@
 //! [`MessageStore::tick`] at the start of every operation, each message
 //! paying once.
 //!
-//! FIFO queues keep, per message group, the group's messages in send order;
-//! a group is served only while none of its messages is in flight.
+//! FIFO queues keep, per message group, the group's messages in send
+//! order. As on AWS, a receive may return a message only if every earlier
+//! stored message of its group is visible: from each group it takes the run
+//! of visible messages that starts at the group's oldest stored message and
+//! ends before its first message that is in flight or delayed. So an
+//! in-flight message blocks itself and the messages after it, not the
+//! earlier ones that became visible again. A group is ready when its head
+//! (oldest stored message) is visible; ready groups are served in order of
+//! the moment their head last became visible, ties in delivery order.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use uuid::Uuid;
@@ -80,24 +87,32 @@ pub struct StoredMessage {
     pub nonce: u64,
     /// When the latest receive happened (the 12-hour visibility cap).
     pub received_ms: u64,
+    /// Set by the store: when the message last became visible (send time
+    /// plus delay, or the moment its visibility ended). Ranks FIFO groups.
+    pub visible_since: u64,
+    /// Set by the store from one counter: stamped when the message is
+    /// stored and again each time it is delivered, so it orders messages
+    /// that became visible at the same instant, and in-flight deadlines.
+    pub order: u64,
 }
+
+/// Ranks a ready FIFO group: (head visible-since, head order).
+type ReadyKey = (u64, u64);
 
 #[derive(Debug, Default)]
 struct Group {
-    /// Every stored message of the group, in send order.
-    messages: VecDeque<u64>,
-    in_flight: u32,
-    /// Whether the group sits in `ready_groups`.
-    queued: bool,
+    /// Every stored message of the group, in send order (slots grow).
+    messages: BTreeSet<u64>,
+    /// The group's key in `ready`, while its head is visible.
+    ready: Option<ReadyKey>,
 }
 
 /// FIFO-only indexes.
 #[derive(Debug, Default)]
 struct Fifo {
     groups: HashMap<Arc<str>, Group>,
-    /// Groups that may be ready, in the order they became so; checked
-    /// lazily when popped.
-    ready_groups: VecDeque<Arc<str>>,
+    /// Groups whose head is visible, in serving order.
+    ready: BTreeSet<(ReadyKey, Arc<str>)>,
 }
 
 /// What a receive produced.
@@ -117,12 +132,20 @@ pub struct MessageStore {
     messages: HashMap<u64, Box<StoredMessage>>,
     next_seq: u64,
     next_nonce: u64,
+    next_order: u64,
     delayed: BTreeSet<(u64, u64)>,
-    in_flight: BTreeSet<(u64, u64)>,
+    /// (deadline, delivery order, slot): messages whose visibility ends at
+    /// the same instant come back in the order they were delivered.
+    in_flight: BTreeSet<(u64, u64, u64)>,
     by_age: BTreeSet<(u64, u64)>,
     /// Standard queues: available slots, oldest first.
     available: BTreeSet<u64>,
     fifo: Option<Fifo>,
+}
+
+/// The group a FIFO message belongs to.
+fn group_of(message: &StoredMessage) -> Arc<str> {
+    message.group_id.clone().unwrap_or_else(|| Arc::from(""))
 }
 
 impl MessageStore {
@@ -131,6 +154,7 @@ impl MessageStore {
             messages: HashMap::new(),
             next_seq: 1,
             next_nonce: 1,
+            next_order: 1,
             delayed: BTreeSet::new(),
             in_flight: BTreeSet::new(),
             by_age: BTreeSet::new(),
@@ -183,22 +207,29 @@ impl MessageStore {
         );
     }
 
+    fn next_order(&mut self) -> u64 {
+        let order = self.next_order;
+        self.next_order += 1;
+        order
+    }
+
     /// Applies the transitions time has made due: delays that ended,
-    /// visibility timeouts that ran out, retention that expired.
+    /// visibility timeouts that ran out, retention that expired. Each
+    /// message becomes visible as of its own deadline, not of `now`.
     pub fn tick(&mut self, now: u64, retention_ms: u64) {
         while let Some(&(until, seq)) = self.delayed.first() {
             if until > now {
                 break;
             }
             self.delayed.pop_first();
-            self.make_available(seq, Transition::DelayEnded);
+            self.make_available(seq, until, Transition::DelayEnded);
         }
-        while let Some(&(until, seq)) = self.in_flight.first() {
+        while let Some(&(until, _, seq)) = self.in_flight.first() {
             if until > now {
                 break;
             }
             self.in_flight.pop_first();
-            self.make_available(seq, Transition::Released);
+            self.make_available(seq, until, Transition::Released);
         }
         while let Some(&(enqueued, seq)) = self.by_age.first() {
             if enqueued.saturating_add(retention_ms) > now {
@@ -219,6 +250,8 @@ impl MessageStore {
     ) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        message.order = self.next_order();
+        message.visible_since = visible_at.max(now);
         message.state = if visible_at > now {
             State::Delayed(visible_at)
         } else {
@@ -235,99 +268,81 @@ impl MessageStore {
                 }
             }
         }
-        if let Some(fifo) = &mut self.fifo {
-            let group_id = message.group_id.clone().unwrap_or_else(|| Arc::from(""));
+        let group = self.fifo.is_some().then(|| group_of(&message));
+        self.transition(how, &message);
+        self.messages.insert(seq, Box::new(message));
+        if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
             fifo.groups
                 .entry(group_id.clone())
                 .or_default()
                 .messages
-                .push_back(seq);
-            self.transition(how, &message);
-            self.messages.insert(seq, Box::new(message));
-            self.maybe_ready(&group_id);
-        } else {
-            self.transition(how, &message);
-            self.messages.insert(seq, Box::new(message));
+                .insert(seq);
+            self.refresh_group(&group_id);
         }
         seq
     }
 
-    /// A message becomes receivable (from Delayed or InFlight, whose index
-    /// entry the caller has already removed).
-    fn make_available(&mut self, seq: u64, how: Transition) {
+    /// A message becomes receivable as of `since` (from Delayed or
+    /// InFlight, whose index entry the caller has already removed).
+    fn make_available(&mut self, seq: u64, since: u64, how: Transition) {
         let Some(message) = self.messages.get_mut(&seq) else {
             return;
         };
-        let was_in_flight = matches!(message.state, State::InFlight(_));
         message.state = State::Available;
-        let group_id = message.group_id.clone();
+        message.visible_since = since;
         let message = &self.messages[&seq];
         self.transition(how, message);
-        match &mut self.fifo {
-            None => {
-                self.available.insert(seq);
-            }
-            Some(fifo) => {
-                let group_id = group_id.unwrap_or_else(|| Arc::from(""));
-                if was_in_flight {
-                    if let Some(group) = fifo.groups.get_mut(&group_id) {
-                        group.in_flight = group.in_flight.saturating_sub(1);
-                    }
-                }
-                self.maybe_ready(&group_id);
-            }
+        if self.fifo.is_none() {
+            self.available.insert(seq);
+        } else {
+            let group_id = group_of(message);
+            self.refresh_group(&group_id);
         }
     }
 
-    /// Queues a FIFO group for serving if it can be served now.
-    fn maybe_ready(&mut self, group_id: &Arc<str>) {
+    /// Re-ranks a FIFO group after its head may have changed: ready (keyed
+    /// by its head's visible-since and order) while the head is visible,
+    /// forgotten once it holds no message.
+    fn refresh_group(&mut self, group_id: &Arc<str>) {
         let Some(fifo) = &mut self.fifo else { return };
         let Some(group) = fifo.groups.get_mut(group_id) else {
             return;
         };
-        if group.queued || group.in_flight > 0 {
+        let key = group
+            .messages
+            .first()
+            .and_then(|s| self.messages.get(s))
+            .filter(|m| m.state == State::Available)
+            .map(|m| (m.visible_since, m.order));
+        if group.ready == key {
+            if group.messages.is_empty() {
+                fifo.groups.remove(group_id);
+            }
             return;
         }
-        let head_available = group
-            .messages
-            .front()
-            .and_then(|s| self.messages.get(s))
-            .is_some_and(|m| m.state == State::Available);
-        if head_available {
-            group.queued = true;
-            fifo.ready_groups.push_back(group_id.clone());
+        if let Some(old) = group.ready.take() {
+            fifo.ready.remove(&(old, group_id.clone()));
         }
-    }
-
-    /// Pops the next FIFO group that can be served now: nothing of it in
-    /// flight. (Entries are checked here, lazily, not kept exact.)
-    fn next_ready_group(&mut self) -> Option<Arc<str>> {
-        let fifo = self.fifo.as_mut()?;
-        while let Some(group_id) = fifo.ready_groups.pop_front() {
-            let Some(group) = fifo.groups.get_mut(&group_id) else {
-                continue;
-            };
-            group.queued = false;
-            if group.in_flight == 0 {
-                return Some(group_id);
-            }
-        }
-        None
-    }
-
-    /// After a group was served: forget it if empty, else queue it again
-    /// if it can still be served.
-    fn settle_group(&mut self, group_id: &Arc<str>) {
-        let Some(fifo) = &mut self.fifo else { return };
-        if fifo
-            .groups
-            .get(group_id)
-            .is_some_and(|g| g.messages.is_empty() && !g.queued)
-        {
+        if let Some(new) = key {
+            group.ready = Some(new);
+            fifo.ready.insert((new, group_id.clone()));
+        } else if group.messages.is_empty() {
             fifo.groups.remove(group_id);
-        } else {
-            self.maybe_ready(group_id);
         }
+    }
+
+    /// The first message after `seq` in its FIFO group.
+    fn next_in_group(&self, group_id: &Arc<str>, seq: u64) -> Option<u64> {
+        let group = self.fifo.as_ref()?.groups.get(group_id)?;
+        group.messages.range(seq + 1..).next().copied()
+    }
+
+    /// The ready FIFO group served first, and its head.
+    fn first_ready(&self) -> Option<(Arc<str>, u64)> {
+        let fifo = self.fifo.as_ref()?;
+        let (_, group_id) = fifo.ready.first()?;
+        let head = *fifo.groups.get(group_id)?.messages.first()?;
+        Some((group_id.clone(), head))
     }
 
     /// Removes a message from every index. Returns it.
@@ -339,45 +354,43 @@ impl MessageStore {
                 self.delayed.remove(&(until, seq));
             }
             State::InFlight(until) => {
-                self.in_flight.remove(&(until, seq));
+                self.in_flight.remove(&(until, message.order, seq));
             }
             State::Available => {
                 self.available.remove(&seq);
             }
         }
         if let Some(fifo) = &mut self.fifo {
-            let group_id = message.group_id.clone().unwrap_or_else(|| Arc::from(""));
+            let group_id = group_of(&message);
             if let Some(group) = fifo.groups.get_mut(&group_id) {
-                if let Some(pos) = group.messages.iter().position(|s| *s == seq) {
-                    group.messages.remove(pos);
-                }
-                if matches!(message.state, State::InFlight(_)) {
-                    group.in_flight = group.in_flight.saturating_sub(1);
-                }
-                if group.messages.is_empty() && !group.queued {
-                    fifo.groups.remove(&group_id);
-                } else {
-                    self.maybe_ready(&group_id);
-                }
+                group.messages.remove(&seq);
             }
+            self.refresh_group(&group_id);
         }
         self.transition(how, &message);
         Some(message)
     }
 
-    /// Puts the message in flight until `until`, under a fresh receipt.
+    /// Puts the message in flight until `until`, under a fresh receipt,
+    /// stamping its delivery order.
     fn start_flight(&mut self, seq: u64, now: u64, until: u64) {
         let nonce = self.next_nonce;
         self.next_nonce += 1;
+        let order = self.next_order();
         let message = self.messages.get_mut(&seq).expect("caller checked");
         message.state = State::InFlight(until);
         message.nonce = nonce;
+        message.order = order;
         message.received_ms = now;
         message.receive_count += 1;
         message.first_receive_ms.get_or_insert(now);
-        self.in_flight.insert((until, seq));
+        self.in_flight.insert((until, order, seq));
         let message = &self.messages[&seq];
         self.transition(Transition::Received, message);
+        if self.fifo.is_some() {
+            let group_id = group_of(message);
+            self.refresh_group(&group_id);
+        }
     }
 
     /// Whether receiving this message now would exceed `max_receive_count`.
@@ -386,6 +399,10 @@ impl MessageStore {
             (Some(max), Some(m)) => m.receive_count >= max,
             _ => false,
         }
+    }
+
+    fn is_available(&self, seq: u64) -> bool {
+        self.messages.get(&seq).map(|m| m.state) == Some(State::Available)
     }
 
     /// Receives up to `max` messages, putting them in flight until
@@ -416,37 +433,27 @@ impl MessageStore {
             }
             return out;
         }
+        // Group by group in serving order: each group's visible run from
+        // its head. Taking the head (or dead-lettering every visible
+        // message) takes the group out of `ready`, so this ends.
         while out.seqs.len() < max {
-            let Some(group_id) = self.next_ready_group() else {
+            let Some((group_id, head)) = self.first_ready() else {
                 break;
             };
-            let mut index = 0;
+            let mut cursor = Some(head);
             while out.seqs.len() < max {
-                let fifo = self.fifo.as_mut().expect("fifo");
-                let Some(&seq) = fifo
-                    .groups
-                    .get(&group_id)
-                    .and_then(|g| g.messages.get(index))
-                else {
+                let Some(seq) = cursor.filter(|s| self.is_available(*s)) else {
                     break;
                 };
-                if self.messages.get(&seq).map(|m| m.state) != Some(State::Available) {
-                    break;
-                }
+                cursor = self.next_in_group(&group_id, seq);
                 if self.doomed(seq, max_receive_count) {
-                    // Removing shifts the next message into `index`.
                     out.dead_lettered
                         .extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
                     continue;
                 }
                 self.start_flight(seq, now, until);
-                if let Some(group) = self.fifo.as_mut().and_then(|f| f.groups.get_mut(&group_id)) {
-                    group.in_flight += 1;
-                }
                 out.seqs.push(seq);
-                index += 1;
             }
-            self.settle_group(&group_id);
         }
         out
     }
@@ -458,11 +465,12 @@ impl MessageStore {
         let Some(message) = self.messages.get(&seq) else {
             return;
         };
+        let order = message.order;
         match message.state {
             State::InFlight(old) => {
-                self.in_flight.remove(&(old, seq));
+                self.in_flight.remove(&(old, order, seq));
                 if until <= now {
-                    self.make_available(seq, Transition::Released);
+                    self.make_available(seq, now, Transition::Released);
                     return;
                 }
             }
@@ -476,7 +484,7 @@ impl MessageStore {
         }
         let message = self.messages.get_mut(&seq).expect("present");
         message.state = State::InFlight(until);
-        self.in_flight.insert((until, seq));
+        self.in_flight.insert((until, order, seq));
         let message = &self.messages[&seq];
         self.transition(Transition::VisibilityChanged, message);
     }
@@ -484,11 +492,14 @@ impl MessageStore {
     /// Extends the visibility of an in-flight message without a new
     /// receipt (a FIFO receive-attempt retry).
     pub fn refresh_flight(&mut self, seq: u64, until: u64) {
-        if let Some(State::InFlight(old)) = self.messages.get(&seq).map(|m| m.state) {
-            self.in_flight.remove(&(old, seq));
-            self.in_flight.insert((until, seq));
-            let message = self.messages.get_mut(&seq).expect("present");
+        let Some(message) = self.messages.get_mut(&seq) else {
+            return;
+        };
+        if let State::InFlight(old) = message.state {
             message.state = State::InFlight(until);
+            let order = message.order;
+            self.in_flight.remove(&(old, order, seq));
+            self.in_flight.insert((until, order, seq));
         }
     }
 
@@ -501,15 +512,17 @@ impl MessageStore {
             }
         }
         let fifo = self.fifo.is_some();
-        let (next_seq, next_nonce) = (self.next_seq, self.next_nonce);
+        let (next_seq, next_nonce, next_order) = (self.next_seq, self.next_nonce, self.next_order);
         *self = MessageStore::new(fifo);
         self.next_seq = next_seq;
         self.next_nonce = next_nonce;
+        self.next_order = next_order;
         seqs.len()
     }
 
-    /// Takes up to `max` available messages out, oldest first (FIFO: whole
-    /// available group prefixes, in order), for a message move task.
+    /// Takes up to `max` available messages out, oldest first (FIFO: each
+    /// ready group's visible run from its head, in serving order), for a
+    /// message move task.
     pub fn take_for_move(&mut self, max: usize) -> Vec<StoredMessage> {
         let mut out = Vec::new();
         if self.fifo.is_none() {
@@ -522,20 +535,17 @@ impl MessageStore {
             return out;
         }
         while out.len() < max {
-            let Some(group_id) = self.next_ready_group() else {
+            let Some((group_id, head)) = self.first_ready() else {
                 break;
             };
+            let mut cursor = Some(head);
             while out.len() < max {
-                let fifo = self.fifo.as_ref().expect("fifo");
-                let Some(&seq) = fifo.groups.get(&group_id).and_then(|g| g.messages.front()) else {
+                let Some(seq) = cursor.filter(|s| self.is_available(*s)) else {
                     break;
                 };
-                if self.messages.get(&seq).map(|m| m.state) != Some(State::Available) {
-                    break;
-                }
+                cursor = self.next_in_group(&group_id, seq);
                 out.extend(self.remove(seq, Transition::MovedByTask));
             }
-            self.settle_group(&group_id);
         }
         out
     }
@@ -564,6 +574,8 @@ mod tests {
             state: State::Available,
             nonce: 0,
             received_ms: 0,
+            visible_since: 0,
+            order: 0,
         }
     }
 
@@ -627,6 +639,103 @@ mod tests {
         s.remove(a2, Transition::Deleted);
         assert!(s.is_empty());
         assert!(s.fifo.as_ref().unwrap().groups.is_empty());
+    }
+
+    /// Issue 9's table: an in-flight message blocks itself and the later
+    /// messages of its group, not the earlier ones visible again.
+    #[test]
+    fn fifo_in_flight_blocks_only_what_follows_it() {
+        let mut s = MessageStore::new(true);
+        let a = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
+        let b = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
+        let c = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
+        let receive = |s: &mut MessageStore| s.receive(0, 10, 30_000, None).seqs;
+        // A in flight, B visible: nothing of the group.
+        assert_eq!(s.receive(0, 1, 30_000, None).seqs, vec![a]);
+        assert!(receive(&mut s).is_empty());
+        s.change_visibility(a, 0, 0);
+        assert_eq!(receive(&mut s), vec![a, b, c]);
+        // A visible again, B in flight: A.
+        s.change_visibility(a, 0, 0);
+        assert_eq!(receive(&mut s), vec![a]);
+        // A visible, B visible, C in flight: A, B.
+        s.change_visibility(a, 0, 0);
+        s.change_visibility(b, 0, 0);
+        assert_eq!(receive(&mut s), vec![a, b]);
+        // A visible, B in flight, C visible: A.
+        s.change_visibility(a, 0, 0);
+        s.change_visibility(c, 0, 0);
+        assert_eq!(receive(&mut s), vec![a]);
+        // A deleted: B is the head, in flight, and blocks C.
+        s.remove(a, Transition::Deleted);
+        assert!(receive(&mut s).is_empty());
+        s.remove(b, Transition::Deleted);
+        assert_eq!(receive(&mut s), vec![c]);
+    }
+
+    /// Groups are served by when their head last became visible; ties go
+    /// in delivery order, and fresh messages of the same instant first.
+    #[test]
+    fn fifo_groups_rank_by_head_visible_since() {
+        let mut s = MessageStore::new(true);
+        let g1 = s.insert(message(Some("g1"), 0), 0, 0, Transition::Sent);
+        let g2 = s.insert(message(Some("g2"), 0), 0, 0, Transition::Sent);
+        let g3 = s.insert(message(Some("g3"), 0), 0, 0, Transition::Sent);
+        // g1 then g2 in flight for 1 s; g3 waits since 0.
+        assert_eq!(s.receive(0, 2, 1_000, None).seqs, vec![g1, g2]);
+        s.tick(5_000, DAY);
+        // Both back at 1 s, after g3; between them, delivery order.
+        assert_eq!(s.receive(5_000, 10, 0, None).seqs, vec![g3, g1, g2]);
+        // Received with VisibilityTimeout 0: all back at 5 s, in that order.
+        s.tick(5_000, DAY);
+        assert_eq!(s.receive(5_000, 10, 30_000, None).seqs, vec![g3, g1, g2]);
+        // Released by hand: ranked by the moment of release.
+        s.change_visibility(g2, 6_000, 6_000);
+        s.change_visibility(g1, 7_000, 7_000);
+        s.tick(8_000, DAY);
+        let g4 = s.insert(message(Some("g4"), 5_500), 0, 5_500, Transition::Sent);
+        assert_eq!(s.receive(8_000, 10, 30_000, None).seqs, vec![g4, g2, g1]);
+        // The in-flight index releases equal deadlines in delivery order.
+        s.tick(38_000, DAY);
+        assert_eq!(
+            s.receive(38_000, 10, 30_000, None).seqs,
+            vec![g3, g4, g2, g1]
+        );
+    }
+
+    #[test]
+    fn fifo_take_for_move_takes_visible_runs_in_serving_order() {
+        let mut s = MessageStore::new(true);
+        let a1 = s.insert(message(Some("a"), 0), 0, 0, Transition::Sent);
+        let a2 = s.insert(message(Some("a"), 0), 0, 0, Transition::Sent);
+        let b1 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
+        let b2 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
+        let b3 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
+        assert_eq!(s.receive(0, 1, 30_000, None).seqs, vec![a1]);
+        s.receive(0, 10, 30_000, None);
+        s.change_visibility(b1, 0, 0);
+        s.change_visibility(b3, 0, 0);
+        // a1 in flight blocks a2; b2 in flight blocks b3, b1 goes.
+        assert_eq!(s.take_for_move(10).len(), 1);
+        assert!(s.get(b1).is_none());
+        assert!(s.get(a2).is_some() && s.get(b3).is_some());
+        s.remove(b2, Transition::Deleted);
+        s.remove(a1, Transition::Deleted);
+        assert_eq!(s.take_for_move(10).len(), 2);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn fifo_dead_letters_the_head_and_serves_the_rest() {
+        let mut s = MessageStore::new(true);
+        let a = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
+        let b = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
+        assert_eq!(s.receive(0, 1, 0, Some(1)).seqs, vec![a]);
+        s.tick(0, DAY);
+        let r = s.receive(0, 10, 30_000, Some(1));
+        assert_eq!(r.dead_lettered.len(), 1);
+        assert_eq!(r.seqs, vec![b]);
+        assert!(s.get(a).is_none());
     }
 
     #[test]
