@@ -85,7 +85,10 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
     );
     println!("  strict_timing  {}", c.strict_timing);
     println!("  log_level      {}", c.log_level);
-    println!("  log_format     {:?}", resolved.log_format);
+    println!(
+        "  log_format     {}",
+        format!("{:?}", resolved.log_format).to_lowercase()
+    );
     let names: Vec<String> = resolved
         .plan
         .queues
@@ -145,7 +148,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     };
     tracing::info!(
         address = %server.endpoint_url(),
-        version = env!("CARGO_PKG_VERSION"),
+        version = %env!("CARGO_PKG_VERSION"),
         storage = "in memory",
         config = %config_file.as_deref().map_or("none".into(), |p| p.display().to_string()),
         queues = plan.queues.len(),
