@@ -9,6 +9,8 @@ use clap::{ArgAction, Parser};
 
 use crate::engine::EngineConfig;
 
+pub mod file;
+
 /// An Amazon SQS wire-compatible emulator: one small binary, both wire
 /// protocols (AWS JSON 1.0 and query/XML), real SQS semantics.
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
@@ -129,7 +131,7 @@ impl Config {
     }
 }
 
-fn parse_region(s: &str) -> Result<String, String> {
+pub(crate) fn parse_region(s: &str) -> Result<String, String> {
     let ok = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
@@ -140,7 +142,7 @@ fn parse_region(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_account(s: &str) -> Result<String, String> {
+pub(crate) fn parse_account(s: &str) -> Result<String, String> {
     if s.len() == 12 && s.chars().all(|c| c.is_ascii_digit()) {
         Ok(s.to_string())
     } else {
@@ -150,7 +152,7 @@ fn parse_account(s: &str) -> Result<String, String> {
 
 /// `scheme://authority`, stored without a trailing slash so that
 /// `base + "/<account>/<queue>"` is a well-formed URL.
-fn parse_base_url(s: &str) -> Result<String, String> {
+pub(crate) fn parse_base_url(s: &str) -> Result<String, String> {
     let trimmed = s.trim().trim_end_matches('/');
     let rest = trimmed
         .strip_prefix("http://")

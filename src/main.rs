@@ -1,15 +1,19 @@
-//! The `retsu` binary: parse flags, listen, serve until SIGINT/SIGTERM.
+//! The `retsu` binary: settle the configuration (flags, environment,
+//! `--config` file), create the file's queues, listen, serve until
+//! SIGINT/SIGTERM; or one of the `check-config` and `health` subcommands.
 //!
 //! Nothing slow happens before the socket is bound, so a test harness can
 //! start the binary and connect right away.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
-use clap::Parser;
+use retsu::cli::{probe_health, Cli, Command, LogFormat, Resolved};
 use retsu::clock::SystemClock;
-use retsu::config::Config;
+use retsu::engine::Engine;
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc: the request path allocates many small short-lived objects;
@@ -17,32 +21,140 @@ use tracing_subscriber::EnvFilter;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Exit status for a configuration that cannot be used (like clap's).
+const BAD_CONFIG: u8 = 2;
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    let config = Config::parse();
-    let filter = match EnvFilter::try_new(&config.log_level) {
-        Ok(filter) => filter,
+    let (cli, matches) = match Cli::try_parse_with_matches(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(e) => e.exit(),
+    };
+    match &cli.command {
+        Some(Command::CheckConfig { file }) => check_config(&cli, &matches, file).await,
+        Some(Command::Health { endpoint, timeout }) => {
+            let endpoint = match endpoint {
+                Some(e) => e.clone(),
+                None => match cli.resolve(&matches, None) {
+                    Ok(resolved) => resolved.local_endpoint(),
+                    Err(e) => {
+                        eprintln!("retsu: {e}");
+                        return ExitCode::from(BAD_CONFIG);
+                    }
+                },
+            };
+            match probe_health(&endpoint, Duration::from_secs(*timeout)) {
+                Ok(()) => {
+                    println!("ok");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("retsu: unhealthy: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        None => serve(&cli, &matches).await,
+    }
+}
+
+/// Everything start-up would do with the file short of listening: parse,
+/// resolve, and create its queues on a scratch engine.
+async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> ExitCode {
+    let resolved = match cli.resolve(matches, Some(file)) {
+        Ok(r) => r,
         Err(e) => {
-            eprintln!("retsu: invalid --log-level {:?}: {e}", config.log_level);
-            return ExitCode::from(2);
+            eprintln!("retsu: {e}");
+            return ExitCode::from(BAD_CONFIG);
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    if let Err(e) = resolved.plan.check(resolved.config.engine_config()).await {
+        eprintln!("retsu: {e}");
+        return ExitCode::from(BAD_CONFIG);
+    }
+    let c = &resolved.config;
+    println!("{}: ok", file.display());
+    println!("  listen         {}:{}", c.host, c.port);
+    println!("  region         {}", c.region);
+    println!("  account_id     {}", c.account_id);
+    println!(
+        "  base_url       {}",
+        c.base_url
+            .as_deref()
+            .unwrap_or("(from each request's Host)")
+    );
+    println!("  strict_timing  {}", c.strict_timing);
+    println!("  log_level      {}", c.log_level);
+    println!(
+        "  log_format     {}",
+        format!("{:?}", resolved.log_format).to_lowercase()
+    );
+    let names: Vec<String> = resolved
+        .plan
+        .queues
+        .iter()
+        .map(|q| format!("{}/{}/{}", q.key.region, q.key.account, q.key.name))
+        .collect();
+    println!(
+        "  queues         {} (created in this order: {})",
+        names.len(),
+        names.join(", ")
+    );
+    ExitCode::SUCCESS
+}
 
+async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
+    // Configuration problems go to stderr before logging exists: the file
+    // may be what chooses the log format.
+    let resolved = match cli.resolve(matches, None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("retsu: {e}");
+            return ExitCode::from(BAD_CONFIG);
+        }
+    };
+    if let Err(e) = resolved.plan.check(resolved.config.engine_config()).await {
+        eprintln!("retsu: {e}");
+        return ExitCode::from(BAD_CONFIG);
+    }
+    if let Err(code) = init_logging(&resolved) {
+        return code;
+    }
+    let Resolved {
+        config,
+        config_file,
+        plan,
+        ..
+    } = resolved;
     tracing::debug!(?config, "configuration");
     retsu::server::raise_fd_limit();
+
+    // The checked plan on the real engine, before the socket opens.
+    let engine = Engine::new(Arc::new(SystemClock), config.engine_config());
+    let provision_base = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
+    if let Err(e) = plan.apply(&engine, &provision_base).await {
+        tracing::error!("{e}");
+        return ExitCode::from(BAD_CONFIG);
+    }
     let address = format!("{}:{}", config.host, config.port);
-    let server = match retsu::server::start(config, Arc::new(SystemClock)).await {
+    let server = match retsu::server::start_with_engine(config, engine).await {
         Ok(server) => server,
         Err(e) => {
             tracing::error!("cannot listen on {address}: {e}");
             return ExitCode::FAILURE;
         }
     };
+    tracing::info!(
+        address = %server.endpoint_url(),
+        version = %env!("CARGO_PKG_VERSION"),
+        storage = "in memory",
+        config = %config_file.as_deref().map_or("none".into(), |p| p.display().to_string()),
+        queues = plan.queues.len(),
+        "retsu ready"
+    );
 
     shutdown_signal().await;
     tracing::info!("shutting down");
@@ -60,6 +172,25 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn init_logging(resolved: &Resolved) -> Result<(), ExitCode> {
+    let level = &resolved.config.log_level;
+    let filter = match EnvFilter::try_new(level) {
+        Ok(filter) => filter,
+        Err(e) => {
+            eprintln!("retsu: invalid log level {level:?}: {e}");
+            return Err(ExitCode::from(BAD_CONFIG));
+        }
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match resolved.log_format {
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => builder.json().with_ansi(false).init(),
+    }
+    Ok(())
 }
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM (`docker stop`).

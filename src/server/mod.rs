@@ -89,9 +89,15 @@ impl ShutdownHandle {
 /// Binds `config.host:config.port`, starts the engine (and its background
 /// task) and serves until shut down. Returns once the socket is listening.
 pub async fn start(config: Config, clock: Arc<dyn Clock>) -> io::Result<RunningServer> {
+    let engine = Engine::new(clock, config.engine_config());
+    start_with_engine(config, engine).await
+}
+
+/// Like [`start`], serving an engine prepared beforehand (the queues of a
+/// configuration file exist before the first connection).
+pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Result<RunningServer> {
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let local_addr = listener.local_addr()?;
-    let engine = Engine::new(clock, config.engine_config());
     let background = tokio::spawn(engine.clone().run_background());
 
     let state = Arc::new(AppState {
@@ -104,7 +110,13 @@ pub async fn start(config: Config, clock: Arc<dyn Clock>) -> io::Result<RunningS
         },
         body_timeout: Duration::from_secs(config.limits.body_timeout),
     });
-    let app = Router::new().fallback(handle).with_state(state);
+    // GET /health for container health checks; no queue URL is /health,
+    // and other methods there still reach the SQS handler.
+    let health = axum::routing::get(|| async { "ok" }).fallback(handle);
+    let app = Router::new()
+        .route("/health", health)
+        .fallback(handle)
+        .with_state(state);
 
     let (tx, rx) = watch::channel(false);
     let engine_for_stop = engine.clone();
