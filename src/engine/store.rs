@@ -62,6 +62,16 @@ pub enum Transition {
     MovedToDeadLetterQueue,
     MovedByTask,
     ArrivedFromSource,
+    /// A delete with a stale receipt handle: it succeeded and removed nothing.
+    StaleDelete,
+    /// Removed because its queue was deleted.
+    QueueDeleted,
+    /// Admin API: deleted by message id, without a receipt handle.
+    AdminDeleted,
+    /// Admin API: taken out of a dead-letter queue to be restored.
+    RestoredOut,
+    /// Admin API: put back into its source (or a named) queue.
+    RestoredIn,
 }
 
 /// A stored message.
