@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::attributes::{self, QueueSettings};
 use super::queue::Queue;
+use super::store::Transition;
 use super::{Engine, QueueKey};
 use crate::api::*;
 use crate::error::{ErrorCode, SqsError};
@@ -149,7 +150,7 @@ impl Engine {
                     settings,
                     tags,
                     now,
-                    self.receipt_key.clone(),
+                    self.shared.clone(),
                 ));
                 slot.insert(queue.clone());
                 queue
@@ -228,6 +229,11 @@ impl Engine {
             .is_some()
         {
             self.deleted_at.insert(queue.key.clone(), self.now());
+            // Its messages go with it; the history says how they left.
+            queue
+                .lock_at(self.now())
+                .store
+                .purge_as(Transition::QueueDeleted);
             queue.mark_deleted();
             self.on_queue_deleted(&queue);
         }

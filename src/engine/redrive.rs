@@ -175,8 +175,6 @@ impl Engine {
                 .store
                 .insert(m, now, now, Transition::ArrivedFromSource);
         }
-        drop(state);
-        target.notify.notify_waiters();
     }
 
     pub(super) fn list_dead_letter_source_queues(
@@ -441,7 +439,7 @@ impl Engine {
                     .or_else(|| m.dead_letter_source_arn.as_deref().map(String::from));
                 match dest_arn.and_then(|a| self.queue_by_arn(&a)) {
                     Some(dest) => {
-                        self.arrive_by_task(&dest, m, now);
+                        self.arrive_by_task(&source, &dest, m, now);
                         task.moved += 1;
                     }
                     None => {
@@ -482,8 +480,9 @@ impl Engine {
     }
 
     /// A moved message arrives in its destination as a new message.
-    fn arrive_by_task(&self, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
+    fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
         let mut state = dest.lock_at(now);
+        let (m_source, old_id) = (&source.arn, m.message_id);
         let fresh = StoredMessage {
             message_id: Uuid::new_v4(),
             sent_ms: now,
@@ -496,9 +495,15 @@ impl Engine {
             received_ms: 0,
             ..m
         };
-        state.store.insert(fresh, now, now, Transition::MovedByTask);
-        drop(state);
-        dest.notify.notify_waiters();
+        // The note ties the new message id to the one that was moved.
+        let note = format!("moved from {} (was {})", m_source, old_id);
+        state.store.insert_noted(
+            fresh,
+            now,
+            now,
+            Transition::ArrivedFromSource,
+            Some(note.into()),
+        );
     }
 }
 
