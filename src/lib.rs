@@ -12,5 +12,6 @@ pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod history;
 pub mod protocol;
 pub mod server;

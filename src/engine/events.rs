@@ -11,8 +11,8 @@
 //!
 //! [`MessageStore`]: super::store::MessageStore
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use uuid::Uuid;
 
@@ -114,7 +114,9 @@ pub trait Subscriber: Send + Sync {
 pub struct EventBus {
     subscribers: RwLock<Vec<Arc<dyn Subscriber>>>,
     active: AtomicBool,
-    next_seq: AtomicU64,
+    /// The last sequence number handed out. Held while events are numbered
+    /// and delivered, so every subscriber sees them in sequence order.
+    last_seq: Mutex<u64>,
 }
 
 impl EventBus {
@@ -139,7 +141,9 @@ impl EventBus {
         if !self.is_active() || raw.is_empty() {
             return;
         }
-        let first = self.next_seq.fetch_add(raw.len() as u64, Ordering::Relaxed) + 1;
+        let mut last_seq = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
+        let first = *last_seq + 1;
+        *last_seq += raw.len() as u64;
         let events: Vec<Event> = raw
             .iter()
             .enumerate()

@@ -39,6 +39,7 @@ use crate::clock::Clock;
 use crate::error::SqsError;
 
 pub use checksum::{md5_of_attribute_map, md5_of_body};
+pub use store::{State, Transition};
 pub use queue::Queue;
 
 /// Engine settings that change behaviour.
