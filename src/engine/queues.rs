@@ -447,11 +447,40 @@ impl Engine {
             "StartMessageMoveTask",
             "CancelMessageMoveTask",
         ];
+        const OWNER_ONLY: &[&str] = &[
+            "AddPermission",
+            "CreateQueue",
+            "DeleteQueue",
+            "ListQueues",
+            "RemovePermission",
+            "SetQueueAttributes",
+            "TagQueue",
+            "UntagQueue",
+        ];
         if let Some(bad) = actions.iter().find(|a| !PERMITTED.contains(&a.as_str())) {
+            if OWNER_ONLY.contains(&bad.as_str()) {
+                return Err(SqsError::invalid_parameter(
+                    "ActionName.1",
+                    bad,
+                    "Only the queue owner is allowed to invoke this action.",
+                ));
+            }
+            // Anything else, the *Batch names included (granted with their
+            // single-message action), is not an action AWS can grant.
             return Err(SqsError::invalid_parameter(
-                "ActionName.1",
-                bad,
-                "Only the queue owner is allowed to invoke this action.",
+                "ActionName",
+                format!("SQS:{bad}"),
+                "Please refer to the appropriate WSDL for a list of valid actions.",
+            ));
+        }
+        if let Some(bad) = accounts
+            .iter()
+            .find(|a| a.len() != 12 || !a.chars().all(|c| c.is_ascii_digit()))
+        {
+            return Err(SqsError::invalid_parameter(
+                "PrincipalId",
+                format!("[{bad}]"),
+                "Unable to verify.",
             ));
         }
         let one_or_many = |items: Vec<String>| -> Value {

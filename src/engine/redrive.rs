@@ -122,6 +122,20 @@ impl Engine {
         };
         let raw = settings.render("RedrivePolicy").unwrap_or_default();
         let fail = |reason: &str| SqsError::invalid_parameter("RedrivePolicy", &raw, reason);
+        // AWS requires the dead-letter queue in the source's account and
+        // region; it looks the ARN up in the source's region, where a queue
+        // of another region does not exist.
+        let target_key = QueueKey::from_arn(&policy.dead_letter_target_arn);
+        if let Some(target_key) = &target_key {
+            if target_key.account != key.account {
+                return Err(fail(
+                    "Dead-letter target owner should be same as the source.",
+                ));
+            }
+            if target_key.region != key.region {
+                return Err(fail("Dead letter target does not exist."));
+            }
+        }
         let Some(target) = self.queue_by_arn(&policy.dead_letter_target_arn) else {
             return Err(fail("Dead letter target does not exist."));
         };
@@ -145,7 +159,12 @@ impl Engine {
     pub(super) fn dead_letter_target(&self, queue: &Queue) -> Option<(Arc<Queue>, u32)> {
         let policy = queue.lock().settings.redrive_policy.clone()?;
         let dlq = self.queue_by_arn(&policy.dead_letter_target_arn)?;
-        if dlq.is_deleted() || dlq.is_fifo() != queue.is_fifo() || !allows(&dlq, &queue.arn) {
+        let elsewhere = dlq.key.region != queue.key.region || dlq.key.account != queue.key.account;
+        if elsewhere
+            || dlq.is_deleted()
+            || dlq.is_fifo() != queue.is_fifo()
+            || !allows(&dlq, &queue.arn)
+        {
             return None;
         }
         Some((dlq, policy.max_receive_count))
