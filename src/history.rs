@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use uuid::Uuid;
 
 use crate::engine::events::{Event, Subscriber};
-use crate::engine::Transition;
 use crate::engine::QueueKey;
+use crate::engine::Transition;
 
 /// How much history to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,10 +270,7 @@ mod tests {
             limit: 10,
             ..Default::default()
         });
-        assert_eq!(
-            recent.iter().map(|e| e.seq).collect::<Vec<_>>(),
-            [7, 8, 9]
-        );
+        assert_eq!(recent.iter().map(|e| e.seq).collect::<Vec<_>>(), [7, 8, 9]);
         assert!(!missed);
         let (expired, missed) = h.events(&EventQuery {
             kinds: vec![Transition::Expired],
