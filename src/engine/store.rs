@@ -587,6 +587,8 @@ impl MessageStore {
             let order = message.order;
             self.in_flight.remove(&(old, order, seq));
             self.in_flight.insert((until, order, seq));
+            let message = &self.messages[&seq];
+            self.transition(Transition::VisibilityChanged, message);
         }
     }
 
