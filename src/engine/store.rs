@@ -588,7 +588,13 @@ impl MessageStore {
             self.in_flight.remove(&(old, order, seq));
             self.in_flight.insert((until, order, seq));
             let message = &self.messages[&seq];
-            self.transition(Transition::VisibilityChanged, message);
+            self.outbox.push(MessageStore::transition(
+                Transition::VisibilityChanged,
+                seq,
+                message,
+                None,
+                None,
+            ));
         }
     }
 
