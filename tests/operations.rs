@@ -210,7 +210,7 @@ async fn starts_with_the_example_file_queues_wired_by_name() {
         .send()
         .await
         .unwrap();
-    assert_eq!(sources.queue_urls(), [jobs.clone()]);
+    assert_eq!(sources.queue_urls(), std::slice::from_ref(&jobs));
 
     // The wiring works: the 6th receive moves the message to jobs-dlq.
     client
