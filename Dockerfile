@@ -9,13 +9,19 @@
 # Stages:
 #   build     compiles the binary in the official Rust image (x86_64, glibc,
 #             statically linked with +crt-static);
-#   prebuilt  takes a binary built outside instead: the build context is a
-#             directory holding the static binary as `retsu` and an empty
+#   prebuilt  takes a binary built outside instead, from docker/prebuilt/ in
+#             the build context: the static binary as `retsu` and an empty
 #             `data/` (scripts/docker-check.sh builds this way, since CI has
 #             no registry to pull the Rust image from):
-#               podman build --format docker --build-arg BINARY=prebuilt CONTEXT
+#               RUSTFLAGS="-C target-feature=+crt-static" cargo build --release \
+#                   --target x86_64-unknown-linux-gnu --bin retsu
+#               cp target/x86_64-unknown-linux-gnu/release/retsu docker/prebuilt/
+#               mkdir -p docker/prebuilt/data
+#               podman build --format docker --build-arg BINARY=prebuilt .
 #   runtime   FROM scratch, from whichever of the two BINARY names (default
 #             build). The last stage, so it is what a plain build produces.
+#             (A builder that runs every stage, like Docker's legacy one,
+#             still works: the unused one copies a nearly empty folder.)
 
 ARG BINARY=build
 
@@ -28,8 +34,7 @@ RUN RUSTFLAGS="-C target-feature=+crt-static" \
     && cp target/x86_64-unknown-linux-gnu/release/retsu /out/retsu
 
 FROM scratch AS prebuilt
-COPY retsu /out/retsu
-COPY data /out/data
+COPY docker/prebuilt/ /out/
 
 FROM ${BINARY} AS binary
 

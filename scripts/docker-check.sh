@@ -83,8 +83,9 @@ EXERCISED+=("static binary built on the host with -C target-feature=+crt-static 
 
 # ---------------------------------------------------------------- 3. image
 say "building the runtime stage with podman (BINARY=prebuilt, no registry)"
-mkdir -p "$WORK/context/data"
-cp "$BIN" "$WORK/context/retsu"
+# A context holding only what the prebuilt stage copies.
+mkdir -p "$WORK/context/docker/prebuilt/data"
+cp "$BIN" "$WORK/context/docker/prebuilt/retsu"
 podman build --quiet --format docker --build-arg BINARY=prebuilt \
   -f Dockerfile -t "$IMAGE" "$WORK/context" >/dev/null
 EXERCISED+=("Dockerfile runtime stage built by podman from the host binary (--build-arg BINARY=prebuilt)")
