@@ -432,6 +432,15 @@ fn health_subcommand_probes_the_running_server() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
 
+    // The port from the RETSU_CONFIG file, as in docker-compose.yml.
+    let file = write_file("health.toml", &format!("port = {port}\n"));
+    let out = retsu()
+        .env("RETSU_CONFIG", &file)
+        .arg("health")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
     let out = retsu()
         .args(["health", "--endpoint", &format!("http://localhost:{port}/")])
         .output()
