@@ -36,7 +36,13 @@ EXERCISED=()
 NOT_EXERCISED=()
 
 cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -KILL "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  if [ -n "$SERVER_PID" ]; then
+    # The server first: chroot --userspec clears unshare's --kill-child
+    # death signal, and unshare itself ignores SIGTERM.
+    kill -KILL $(cat "/proc/$SERVER_PID/task/$SERVER_PID/children" 2>/dev/null) 2>/dev/null || true
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
   if [ -n "$CONTAINER" ]; then podman rm -f "$CONTAINER" >/dev/null 2>&1 || true; fi
   podman image unmount "$IMAGE" >/dev/null 2>&1 || true
   rm -rf "$WORK"
