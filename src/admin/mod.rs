@@ -59,17 +59,7 @@ impl Admin {
     /// The context queue URLs are built in: `--base-url`, else the listen
     /// address; the server's default region and account.
     pub fn context(&self) -> RequestContext {
-        RequestContext {
-            region: self.settings.default_region.clone(),
-            account_id: self.settings.account_id.clone(),
-            base_url: self
-                .settings
-                .base_url
-                .clone()
-                .unwrap_or_else(|| self.settings.fallback_base_url.clone()),
-            trace_header: None,
-            query_protocol: false,
-        }
+        self.settings.default_context()
     }
 
     /// The clock's controls, when the server runs on a controllable clock.
