@@ -191,6 +191,14 @@ public final class Harness {
         return json(v.toString());
     }
 
+    /** The remaining bytes of b, without consuming them. */
+    public static byte[] bytes(java.nio.ByteBuffer b) {
+        java.nio.ByteBuffer d = b.duplicate();
+        byte[] out = new byte[d.remaining()];
+        d.get(out);
+        return out;
+    }
+
     /** The version of the jar that holds cls (its Implementation-Version, else its file name). */
     public static String jarVersion(Class<?> cls, String fallback) {
         Package p = cls.getPackage();
