@@ -7,7 +7,7 @@ offer no uniform hook, so compat/run.sh puts this small recording reverse
 proxy between such a suite and its fresh retsu. The proxy forwards every
 request unchanged (the Host header too, so the queue URLs retsu builds from
 it lead back through the proxy) and logs one JSON line per request:
-  {"method", "path", "protocol": "json"|"query"|"unknown", "op", "status"}
+  {"method", "path", "protocol": "json"|"query"|"unknown", "op", "status", "agent"}
 `json` is AWS JSON 1.0 (`X-Amz-Target: AmazonSQS.<Op>`), `query` a form
 body or query string with `Action=<Op>`.
 
@@ -99,7 +99,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         with self.lock:
             with open(self.log_file, "a") as f:
                 f.write(json.dumps({"method": self.command, "path": url.path, "protocol": protocol,
-                                    "op": op, "status": status}) + "\n")
+                                    "op": op, "status": status,
+                                    "agent": lower.get("user-agent", "").split(" ")[0]}) + "\n")
         self.send_response_only(status)
         for k, v in rheaders:
             if k.lower() not in HOP_BY_HOP and k.lower() != "content-length":
@@ -130,16 +131,20 @@ def serve(args):
 def observed(log):
     seen = {}
     total = 0
+    agents = set()
+    queue_paths = 0
     with open(log) as f:
         for line in f:
             rec = json.loads(line)
             total += 1
             seen.setdefault(rec["protocol"], set()).add(rec["op"])
-    return total, seen
+            agents.add(rec.get("agent") or "?")
+            queue_paths += rec["path"] not in ("", "/")
+    return total, seen, sorted(agents), queue_paths
 
 
 def fold(args):
-    total, seen = observed(args.log)
+    total, seen, agents, queue_paths = observed(args.log)
     protocols = sorted(seen)
     for path in args.results:
         with open(path) as f:
@@ -147,6 +152,9 @@ def fold(args):
         extra = data.setdefault("extra", {})
         extra["wire_protocols_observed"] = protocols
         extra["requests_observed"] = total
+        extra["user_agents_observed"] = agents
+        # Clients that post to the queue URL's path (Java v1 on query) rather than to "/".
+        extra["requests_to_queue_url_paths"] = queue_paths
         claimed = data.get("protocol")
         problem = None
         if total == 0:
