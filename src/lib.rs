@@ -9,6 +9,7 @@
 pub mod api;
 pub mod clock;
 pub mod config;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod protocol;
