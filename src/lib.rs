@@ -10,6 +10,7 @@ pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod engine;
 pub mod error;
 pub mod protocol;

@@ -115,6 +115,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let health = axum::routing::get(|| async { "ok" }).fallback(handle);
     let app = Router::new()
         .route("/health", health)
+        .merge(crate::console::routes())
         .fallback(handle)
         .with_state(state);
 
@@ -199,6 +200,13 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = req.into_parts();
+    // A browser at the bare endpoint goes to the console; SQS never asks for HTML.
+    let (method, uri) = (&parts.method, &parts.uri);
+    if let Some(redirect) =
+        crate::console::browser_redirect(method, uri.path(), uri.query(), &parts.headers)
+    {
+        return redirect;
+    }
     let read = tokio::time::timeout(
         state.body_timeout,
         read_body(&parts.headers, body, MAX_BODY_BYTES),

@@ -1,0 +1,330 @@
+// End-to-end test of the console: the real `retsu` binary on a free port,
+// Debian's chromium driven by playwright-core, the SQS API called directly
+// (as an SDK would) to check what the console shows and that looking never
+// consumes. Screenshots go to console/test-artifacts/; with --update-docs,
+// one per screen is also copied to docs/ for the README.
+//
+//   node test/e2e.mjs [--update-docs]
+//   RETSU_BIN=target/release/retsu node test/e2e.mjs
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, copyFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { chromium } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '..', '..');
+const artifacts = join(repo, 'console', 'test-artifacts');
+const docs = join(repo, 'docs');
+const BIN = process.env.RETSU_BIN || join(repo, 'target', 'debug', 'retsu');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const updateDocs = process.argv.includes('--update-docs');
+const WAIT_MS = 15000;
+
+let passed = 0;
+let failed = 0;
+const skipped = [];
+function check(name, ok, detail = '') {
+  if (ok) {
+    passed++;
+    console.log(`ok - ${name}`);
+  } else {
+    failed++;
+    console.log(`not ok - ${name}${detail ? `: ${detail}` : ''}`);
+  }
+  return ok;
+}
+
+// ---- the server ----
+async function startServer() {
+  const child = spawn(BIN, ['--host', '127.0.0.1', '--port', '0'], {
+    env: { ...process.env, RETSU_LOG_LEVEL: 'info', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const endpoint = await new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error(`retsu did not start:\n${log}`)), 20000);
+    const on = (chunk) => {
+      log += chunk;
+      const m = log.match(/listening on (http:\/\/[0-9.:]+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (code) => reject(new Error(`retsu exited (${code}):\n${log}`)));
+  });
+  return { child, endpoint };
+}
+
+// ---- the SQS API, called the way an SDK does (AWS JSON 1.0) ----
+let EP;
+async function sqs(action, params) {
+  const res = await fetch(`${EP}/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `AmazonSQS.${action}` },
+    body: JSON.stringify(params),
+  });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${action}: ${JSON.stringify(body)}`);
+  return body;
+}
+async function counts(url) {
+  const { Attributes: a } = await sqs('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] });
+  return { available: Number(a.ApproximateNumberOfMessages), inflight: Number(a.ApproximateNumberOfMessagesNotVisible), delayed: Number(a.ApproximateNumberOfMessagesDelayed) };
+}
+/** Whether the server serves an admin endpoint (its JSON), rather than falling through to SQS. */
+async function serves(path) {
+  const res = await fetch(`${EP}/_retsu/${path}`);
+  return (res.headers.get('content-type') || '').includes('application/json');
+}
+
+async function waitFor(what, fn, timeout = WAIT_MS) {
+  const until = Date.now() + timeout;
+  let last;
+  while (Date.now() < until) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+// ---- accessibility: axe-core, no serious or critical violation ----
+async function axe(page, screen) {
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  check(`axe: no serious violations on ${screen}`, bad.length === 0,
+    bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`).join('; '));
+}
+
+async function shot(page, name) {
+  const file = join(artifacts, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  if (updateDocs) copyFileSync(file, join(docs, `console-${name}.png`));
+}
+
+async function main() {
+  mkdirSync(artifacts, { recursive: true });
+  if (updateDocs) mkdirSync(docs, { recursive: true });
+  const { child, endpoint } = await startServer();
+  EP = endpoint;
+  const userDataDir = mkdtempSync(join(tmpdir(), 'retsu-console-'));
+  let context;
+  try {
+    // ---- "/" for a browser, SQS for everyone else ----
+    let res = await fetch(`${EP}/`, { headers: { Accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
+    check('GET / asking for HTML redirects to the console', res.status === 303 && res.headers.get('location') === '/_retsu/ui/',
+      `${res.status} ${res.headers.get('location')}`);
+    res = await fetch(`${EP}/`);
+    check('GET / from a non-browser stays SQS', res.status === 404 && (await res.text()).includes('UnknownOperation'));
+    res = await fetch(`${EP}/?Action=ListQueues`, { headers: { Accept: 'text/html' } });
+    check('GET /?Action=… stays SQS even asking for HTML', res.status === 200 && (await res.text()).includes('ListQueuesResponse'));
+    res = await fetch(`${EP}/_retsu/ui/app.js`);
+    check('assets are served with their type', res.status === 200 && res.headers.get('content-type').startsWith('text/javascript'));
+
+    const has = {
+      queues: await serves('queues'),
+      clock: await serves('clock'),
+      history: await serves('messages/none'),
+      faults: await serves('faults'),
+    };
+    console.log(`# admin endpoints served: ${JSON.stringify(has)}`);
+
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1280, height: 860 },
+      colorScheme: 'light',
+    });
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(WAIT_MS);
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+    // Every request the page makes: none may receive a message.
+    const receives = [];
+    page.on('request', (r) => {
+      const target = r.headers()['x-amz-target'] || '';
+      if (target.endsWith('ReceiveMessage') || /Action=ReceiveMessage/.test(`${r.url()} ${r.postData() || ''}`)) receives.push(r.url());
+    });
+
+    // ---- queues screen; create a queue with a new dead-letter queue ----
+    await page.goto(`${EP}/`);
+    check('the browser lands on the console', page.url() === `${EP}/_retsu/ui/`, page.url());
+    await page.getByRole('heading', { name: 'Queues', level: 1 }).waitFor();
+    await page.getByTestId('create-queue').click();
+    const dialog = page.getByRole('dialog', { name: 'Create a queue' });
+    await dialog.getByLabel('Name', { exact: true }).fill('orders');
+    await dialog.getByLabel('Send messages that fail to').selectOption('new');
+    await dialog.getByLabel('after this many receives (maxReceiveCount)').fill('1');
+    await dialog.getByTestId('create-queue-submit').click();
+    await page.getByTestId('queue-row-orders').waitFor();
+    await page.getByTestId('queue-row-orders-dlq').waitFor();
+    const { QueueUrl: url } = await sqs('GetQueueUrl', { QueueName: 'orders' });
+    const { QueueUrl: dlqUrl } = await sqs('GetQueueUrl', { QueueName: 'orders-dlq' });
+    const { Attributes: attrs } = await sqs('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['RedrivePolicy'] });
+    const policy = JSON.parse(attrs.RedrivePolicy);
+    check('created through SQS with the dead-letter wiring', policy.deadLetterTargetArn.endsWith(':orders-dlq') && policy.maxReceiveCount === 1, attrs.RedrivePolicy);
+    check('the queues screen shows the wiring', (await page.getByTestId('queue-row-orders').innerText()).includes('orders-dlq'));
+
+    // ---- a queue: send messages, see them counted and peeked ----
+    await page.getByTestId('queue-row-orders').getByRole('link', { name: 'orders', exact: true }).click();
+    await page.getByRole('heading', { name: 'orders', level: 1 }).waitFor();
+    for (const body of ['first order', 'second order', 'third order']) {
+      await page.getByLabel('Body', { exact: true }).fill(body);
+      await page.getByTestId('send-submit').click();
+      await page.getByText(/^Sent /).last().waitFor();
+    }
+    await waitFor('3 available in the console', async () => (await page.getByTestId('q-available').innerText()) === '3');
+    check('sent messages are counted', true);
+    await waitFor('3 peeked rows', async () => (await page.getByTestId('message-row').count()) === 3);
+    check('sent messages are peeked', (await page.getByTestId('message-row').first().innerText()).includes('order'));
+    await page.waitForTimeout(2500); // a few more polls: each one peeks again
+    await shot(page, 'queue');
+    await axe(page, 'queue');
+
+    // ---- peeking changed nothing: the first real receive is receive #1 ----
+    let c = await counts(url);
+    check('peeking left every message visible', c.available === 3 && c.inflight === 0, JSON.stringify(c));
+    const got = await sqs('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 1, VisibilityTimeout: 60, AttributeNames: ['ApproximateReceiveCount'] });
+    const first = got.Messages[0];
+    check('after many peeks the first receive has ApproximateReceiveCount 1', first.Attributes.ApproximateReceiveCount === '1', first.Attributes.ApproximateReceiveCount);
+    const row = page.locator(`[data-message-id="${first.MessageId}"]`);
+    await waitFor('the received message in flight', async () => (await row.getAttribute('data-state')) === 'inflight');
+    check('the console shows it in flight with 1 receive', (await row.getByTestId('receive-count').innerText()) === '1');
+
+    // ---- its history ----
+    await row.getByRole('link').first().click();
+    await page.getByRole('heading', { name: /^Message / }).waitFor();
+    if (has.history) {
+      await waitFor('sent and received in the history', async () => (await page.locator('[data-testid="history"] [data-kind="received"]').count()) === 1);
+      check('history shows sent → received', (await page.locator('[data-testid="history"] [data-kind="sent"]').count()) === 1);
+    } else {
+      await page.getByTestId('unavailable').waitFor();
+      check('without a history endpoint the message page says so and shows the message', (await page.locator('pre.body').innerText()) !== '');
+      skipped.push('history path (server has no /_retsu/messages yet)');
+    }
+    await shot(page, 'message');
+    await axe(page, 'message');
+
+    // ---- time: advance past the visibility timeout, the message returns ----
+    if (has.clock) {
+      await page.getByRole('link', { name: 'Time & faults' }).click();
+      await page.getByRole('heading', { name: 'Time & faults', level: 1 }).waitFor();
+      await page.getByLabel('Advance by', { exact: true }).fill('61s');
+      await page.getByTestId('clock-advance').click();
+      await page.getByText(/^Clock advanced by 61s/).waitFor();
+      await shot(page, 'time');
+      await axe(page, 'time');
+      await page.goBack();
+      await page.goBack();
+      await page.getByRole('heading', { name: 'orders', level: 1 }).waitFor();
+      await waitFor('the message available again', async () => (await row.getAttribute('data-state')) === 'available');
+      check('advancing the clock expired the visibility timeout', (await row.getByTestId('receive-count').innerText()) === '1');
+      c = await counts(url);
+      check('SQS agrees: all 3 visible again', c.available === 3 && c.inflight === 0, JSON.stringify(c));
+    } else {
+      check('clock endpoint served', false, 'no /_retsu/clock');
+    }
+
+    // ---- dead letters: every message passes maxReceiveCount 1 ----
+    for (let i = 0; i < 4 && (await counts(url)).available > 0; i++) {
+      await sqs('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 0 });
+    }
+    c = await counts(dlqUrl);
+    check('all three messages dead-lettered', c.available === 3, JSON.stringify(c));
+    await page.getByRole('link', { name: 'Dead letters' }).click();
+    const dlq = page.getByTestId('dlq-orders-dlq');
+    await waitFor('3 dead letters shown', async () => (await dlq.getByTestId('message-row').count()) === 3);
+    check('dead letters show their source queue', (await dlq.getByTestId('message-row').first().innerText()).includes('orders'));
+    await shot(page, 'dead-letters');
+    await axe(page, 'dead-letters');
+    await dlq.getByTestId(`restore-${first.MessageId}`).click();
+    await page.getByText('Restored to orders').waitFor();
+    await waitFor('2 dead letters left', async () => (await dlq.getByTestId('message-row').count()) === 2);
+    const back = await sqs('ReceiveMessage', { QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, AttributeNames: ['All'] });
+    check('the restored message is back in orders with its id and body',
+      back.Messages && back.Messages.length === 1 && back.Messages[0].MessageId === first.MessageId && back.Messages[0].Body === first.Body,
+      JSON.stringify(back.Messages));
+    check('its receive count restarted (this receive is #1)', back.Messages && back.Messages[0].Attributes.ApproximateReceiveCount === '1');
+
+    // ---- redrive the rest with a message move task ----
+    await dlq.getByTestId('redrive-orders-dlq').click();
+    await page.getByTestId('redrive-orders-dlq-confirm').click();
+    await dlq.getByTestId('move-task').first().waitFor();
+    await waitFor('the dead-letter queue empty', async () => (await counts(dlqUrl)).available === 0);
+    await waitFor('the move task completed in the console', async () => (await dlq.getByTestId('move-task').first().getAttribute('data-status')) === 'COMPLETED');
+    c = await counts(url);
+    check('redrive moved both back to orders', c.available + c.inflight === 3, JSON.stringify(c));
+
+    // ---- purge, with its confirmation ----
+    await page.getByRole('link', { name: 'Queues' }).click();
+    const ordersRow = page.getByTestId('queue-row-orders');
+    await ordersRow.waitFor();
+    await waitFor('orders counted 3', async () => {
+      const r = ordersRow;
+      return Number(await r.getByTestId('count-available').innerText()) + Number(await r.getByTestId('count-inflight').innerText()) === 3;
+    });
+    await shot(page, 'queues');
+    await axe(page, 'queues');
+    await page.getByTestId('purge-orders').click();
+    await page.getByRole('dialog', { name: 'Purge orders?' }).waitFor();
+    await page.getByTestId('purge-orders-confirm').click();
+    await waitFor('orders empty in the console', async () => (await ordersRow.getByTestId('count-available').innerText()) === '0');
+    c = await counts(url);
+    check('purge emptied the queue', c.available === 0 && c.inflight === 0, JSON.stringify(c));
+
+    // ---- dark, narrow ----
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 420, height: 860 });
+    await page.waitForTimeout(300);
+    await shot(page, 'queues-dark-narrow');
+    await axe(page, 'queues (dark, narrow)');
+    await page.getByRole('link', { name: 'Time & faults' }).click();
+    await page.getByRole('heading', { name: 'Time & faults', level: 1 }).waitFor();
+    await axe(page, 'time (dark, narrow)');
+
+    // ---- keyboard: the skip link and a focusable primary action ----
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${EP}/_retsu/ui/#/queues`);
+    await page.getByRole('heading', { name: 'Queues', level: 1 }).waitFor();
+    await page.keyboard.press('Tab');
+    check('the first Tab reaches the skip link', await page.evaluate(() => document.activeElement.textContent === 'Skip to content'));
+    await page.getByTestId('create-queue').focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Create a queue' }).waitFor();
+    await page.keyboard.press('Escape');
+    check('Escape closes the dialog', !(await page.getByRole('dialog', { name: 'Create a queue' }).isVisible()));
+
+    check('the page never called ReceiveMessage', receives.length === 0, receives.join(', '));
+    check('no script errors in the page', pageErrors.length === 0, pageErrors.join(' | '));
+  } catch (e) {
+    failed++;
+    console.log(`not ok - ${e.stack || e}`);
+    if (context && context.pages()[0]) await context.pages()[0].screenshot({ path: join(artifacts, 'failure.png') }).catch(() => {});
+  } finally {
+    if (context) await context.close().catch(() => {});
+    child.kill('SIGTERM');
+    rmSync(userDataDir, { recursive: true, force: true });
+  }
+  for (const s of skipped) console.log(`# skipped: ${s}`);
+  console.log(`console: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();
