@@ -7,6 +7,7 @@
 use clap::builder::BoolishValueParser;
 use clap::{ArgAction, Parser};
 
+use crate::clock::{parse_rfc3339, ControlledClock};
 use crate::engine::EngineConfig;
 
 pub mod file;
@@ -46,12 +47,44 @@ pub struct Config {
           value_parser = BoolishValueParser::new())]
     pub strict_timing: bool,
 
+    /// Start the clock running on system time, or frozen (moved only through POST /_retsu/clock): for fully deterministic test suites.
+    #[arg(long, env = "RETSU_CLOCK", value_enum, default_value_t = ClockMode::Running)]
+    pub clock: ClockMode,
+
+    /// The clock's time at start (RFC 3339, e.g. 2026-01-01T00:00:00Z) instead of now.
+    #[arg(long, env = "RETSU_CLOCK_START", value_name = "TIME", value_parser = parse_time)]
+    pub clock_start: Option<u64>,
+
+    /// Serve no admin API (/_retsu/*, /_aws/sqs/messages): those paths then answer as SQS does.
+    #[arg(long, env = "RETSU_NO_ADMIN", action = ArgAction::SetTrue,
+          value_parser = BoolishValueParser::new())]
+    pub no_admin: bool,
+
+    /// Require "Authorization: Bearer <TOKEN>" on every admin API call.
+    #[arg(
+        long,
+        env = "RETSU_ADMIN_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+
     /// Log level or tracing filter (e.g. info, debug, retsu=trace).
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
 
     #[command(flatten)]
     pub limits: HttpLimits,
+}
+
+/// How the server's clock starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ClockMode {
+    /// System time (plus any offset the admin API adds).
+    #[default]
+    Running,
+    /// Stopped until the admin API advances, sets or resumes it.
+    Frozen,
 }
 
 /// What one client may cost the server: every connection, request and
@@ -107,6 +140,10 @@ impl Default for Config {
             base_url: None,
             host_style_queue_urls: false,
             strict_timing: false,
+            clock: ClockMode::Running,
+            clock_start: None,
+            no_admin: false,
+            admin_token: None,
             log_level: "info".into(),
             limits: HttpLimits::default(),
         }
@@ -122,6 +159,11 @@ impl Config {
         }
     }
 
+    /// The clock `--clock` and `--clock-start` ask for.
+    pub fn build_clock(&self) -> ControlledClock {
+        ControlledClock::from_settings(self.clock == ClockMode::Frozen, self.clock_start)
+    }
+
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             strict_timing: self.strict_timing,
@@ -129,6 +171,10 @@ impl Config {
             host_style_urls: self.host_style_queue_urls,
         }
     }
+}
+
+pub(crate) fn parse_time(s: &str) -> Result<u64, String> {
+    parse_rfc3339(s).ok_or_else(|| "a time is RFC 3339, e.g. 2026-01-01T00:00:00Z".into())
 }
 
 pub(crate) fn parse_region(s: &str) -> Result<String, String> {
@@ -205,6 +251,30 @@ mod tests {
     }
 
     #[test]
+    fn clock_and_admin_flags() {
+        let c = Config::try_parse_from([
+            "retsu",
+            "--clock",
+            "frozen",
+            "--clock-start",
+            "2026-01-01T00:00:00Z",
+            "--no-admin",
+            "--admin-token",
+            "s3cret",
+        ])
+        .unwrap();
+        assert_eq!(c.clock, ClockMode::Frozen);
+        assert_eq!(c.clock_start, Some(1_767_225_600_000));
+        assert!(c.no_admin);
+        assert_eq!(c.admin_token.as_deref(), Some("s3cret"));
+        let clock = c.build_clock();
+        assert!(clock.is_frozen());
+        assert_eq!(crate::clock::Clock::now_ms(&clock), 1_767_225_600_000);
+        assert!(Config::try_parse_from(["retsu", "--clock-start", "soon"]).is_err());
+        assert!(Config::try_parse_from(["retsu", "--clock", "slow"]).is_err());
+    }
+
+    #[test]
     fn rejects_bad_values() {
         for args in [
             ["retsu", "--account-id", "42"],
@@ -235,6 +305,10 @@ mod tests {
             "--max-headers",
             "--max-header-bytes",
             "--shutdown-timeout",
+            "--clock",
+            "--clock-start",
+            "--no-admin",
+            "--admin-token",
             "RETSU_PORT",
         ] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");

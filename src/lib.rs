@@ -4,8 +4,10 @@
 //! HTTP (axum/hyper) ─► protocol/  decode AWS JSON 1.0 or query/XML into typed requests (api)
 //!                                 encode results and errors back in the caller's protocol
 //!                   ─► engine/    queues, messages, the state machine; no HTTP, time via Clock
+//! /_retsu/*, /_aws/sqs/messages ─► admin/  JSON admin API over engine views (peek, clock, reset)
 //! ```
 
+pub mod admin;
 pub mod api;
 pub mod cli;
 pub mod clock;

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retsu::cli::{probe_health, Cli, Command, LogFormat, Resolved};
-use retsu::clock::SystemClock;
 use retsu::engine::Engine;
 use tracing_subscriber::EnvFilter;
 
@@ -130,7 +129,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     retsu::server::raise_fd_limit();
 
     // The checked plan on the real engine, before the socket opens.
-    let engine = Engine::new(Arc::new(SystemClock), config.engine_config());
+    let engine = Engine::new(Arc::new(config.build_clock()), config.engine_config());
     let provision_base = config
         .base_url
         .clone()

@@ -505,6 +505,9 @@ impl Engine {
             wait.unwrap_or_else(|| queue.lock().settings.receive_message_wait_time_seconds) as u64
                 * 1000;
         let deadline = self.now() + wait_ms;
+        // WaitTimeSeconds also ends in real time (clients have real HTTP
+        // timeouts): a frozen clock must not hold a poll forever.
+        let real_deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
         loop {
             // Register for wake-ups before looking, so none is missed.
             let notified = queue.notify.notified();
@@ -518,6 +521,7 @@ impl Engine {
             let now = self.now();
             if !messages.is_empty()
                 || now >= deadline
+                || tokio::time::Instant::now() >= real_deadline
                 || self.is_shutting_down()
                 || queue.is_deleted()
             {
@@ -528,6 +532,7 @@ impl Engine {
                 _ = &mut notified => {}
                 _ = &mut shutdown => {}
                 _ = self.clock.sleep_until(wake_at) => {}
+                _ = tokio::time::sleep_until(real_deadline) => {}
             }
         }
     }

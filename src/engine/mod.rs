@@ -8,6 +8,7 @@
 //!   permissions;
 //! - `messages.rs`: send, receive (long polling), delete, visibility;
 //! - `redrive.rs`: dead-letter queues and message move tasks;
+//! - `inspect.rs`: typed views and by-id operations for the admin API;
 //! - `store.rs`: the message state machine of one queue;
 //! - `attributes.rs`, `validate.rs`, `checksum.rs`, `receipt.rs`: rules.
 //!
@@ -17,6 +18,7 @@
 
 mod attributes;
 mod checksum;
+mod inspect;
 mod messages;
 mod queue;
 mod queues;
@@ -38,7 +40,11 @@ use crate::clock::Clock;
 use crate::error::SqsError;
 
 pub use checksum::{md5_of_attribute_map, md5_of_body};
+pub use inspect::{
+    AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,
+};
 pub use queue::Queue;
+pub use store::PeekStates;
 
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone)]

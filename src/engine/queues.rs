@@ -506,7 +506,7 @@ impl Engine {
     }
 
     /// Called once a queue is gone: its pending work elsewhere ends.
-    fn on_queue_deleted(&self, queue: &Queue) {
+    pub(super) fn on_queue_deleted(&self, queue: &Queue) {
         let mut state = queue.lock();
         // The messages go with the queue (each reported to the hook).
         state.store.purge();

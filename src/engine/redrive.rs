@@ -77,6 +77,12 @@ impl MoveTasks {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Task>>> {
         self.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Forgets every task (admin reset).
+    pub(super) fn clear(&self) {
+        self.lock().clear();
+        self.changed.notify_one();
+    }
 }
 
 fn allows(dlq: &Queue, source_arn: &str) -> bool {
@@ -209,7 +215,7 @@ impl Engine {
     }
 
     /// Queues whose RedrivePolicy targets `arn`.
-    fn sources_of(&self, arn: &str) -> Vec<QueueKey> {
+    pub(super) fn sources_of(&self, arn: &str) -> Vec<QueueKey> {
         let all: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
         all.into_iter()
             .filter(|q| {

@@ -151,6 +151,8 @@ pub struct MessageStore {
     /// Standard queues: available slots, oldest first.
     available: BTreeSet<u64>,
     fifo: Option<Fifo>,
+    /// Message id → slot, for the admin API's by-id operations.
+    by_id: HashMap<Uuid, u64>,
 }
 
 /// The group a FIFO message belongs to.
@@ -170,6 +172,7 @@ impl MessageStore {
             by_age: BTreeSet::new(),
             available: BTreeSet::new(),
             fifo: fifo.then(Fifo::default),
+            by_id: HashMap::new(),
         }
     }
 
@@ -268,6 +271,7 @@ impl MessageStore {
             State::Available
         };
         self.by_age.insert((message.enqueued_ms, seq));
+        self.by_id.insert(message.message_id, seq);
         match message.state {
             State::Delayed(until) => {
                 self.delayed.insert((until, seq));
@@ -359,6 +363,7 @@ impl MessageStore {
     pub fn remove(&mut self, seq: u64, how: Transition) -> Option<StoredMessage> {
         let message = *self.messages.remove(&seq)?;
         self.by_age.remove(&(message.enqueued_ms, seq));
+        self.by_id.remove(&message.message_id);
         match message.state {
             State::Delayed(until) => {
                 self.delayed.remove(&(until, seq));
@@ -558,6 +563,118 @@ impl MessageStore {
             }
         }
         out
+    }
+}
+
+/// Which messages a peek lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeekStates {
+    Available,
+    InFlight,
+    Delayed,
+    All,
+}
+
+impl PeekStates {
+    fn available(self) -> bool {
+        matches!(self, PeekStates::Available | PeekStates::All)
+    }
+
+    fn in_flight(self) -> bool {
+        matches!(self, PeekStates::InFlight | PeekStates::All)
+    }
+
+    fn delayed(self) -> bool {
+        matches!(self, PeekStates::Delayed | PeekStates::All)
+    }
+}
+
+// Read-only views and by-id operations for the admin API (engine/inspect.rs).
+// Kept apart from the state machine above; every change still goes
+// through `remove`/`insert`, so through `transition`.
+impl MessageStore {
+    /// The slot of a message by id.
+    pub fn slot_of(&self, message_id: &Uuid) -> Option<u64> {
+        self.by_id.get(message_id).copied()
+    }
+
+    /// When the oldest stored message was enqueued.
+    pub fn oldest_enqueued_ms(&self) -> Option<u64> {
+        self.by_age.first().map(|(enqueued, _)| *enqueued)
+    }
+
+    /// Up to `limit` slots in the states asked for, without changing
+    /// anything: available ones in the order a receive would take them,
+    /// then in flight by visibility deadline, then delayed by delay end.
+    /// Returns the slots and whether more remained.
+    ///
+    /// Cost: O(limit · log n) through the ordered indexes; on FIFO queues
+    /// the available messages of groups whose head is hidden come from a
+    /// walk of those groups, bounded by the hidden messages.
+    pub fn peek(&self, states: PeekStates, limit: usize) -> (Vec<u64>, bool) {
+        let mut total = 0;
+        if states.available() {
+            total += self.available_count();
+        }
+        if states.in_flight() {
+            total += self.in_flight_count();
+        }
+        if states.delayed() {
+            total += self.delayed_count();
+        }
+        let mut out = Vec::with_capacity(limit.min(total));
+        if states.available() && out.len() < limit {
+            self.peek_available(limit, &mut out);
+        }
+        if states.in_flight() {
+            let room = limit - out.len();
+            out.extend(self.in_flight.iter().take(room).map(|(_, _, seq)| *seq));
+        }
+        if states.delayed() {
+            let room = limit - out.len();
+            out.extend(self.delayed.iter().take(room).map(|(_, seq)| *seq));
+        }
+        let truncated = total > out.len();
+        (out, truncated)
+    }
+
+    fn peek_available(&self, limit: usize, out: &mut Vec<u64>) {
+        let Some(fifo) = &self.fifo else {
+            let room = limit - out.len();
+            out.extend(self.available.iter().take(room));
+            return;
+        };
+        let available_of = |group: &Group, out: &mut Vec<u64>| {
+            for seq in &group.messages {
+                if out.len() >= limit {
+                    return;
+                }
+                if self.is_available(*seq) {
+                    out.push(*seq);
+                }
+            }
+        };
+        // Receivable first: ready groups in serving order, each from its
+        // head (the messages after an in-flight one wait their turn).
+        for (_, group_id) in &fifo.ready {
+            if let Some(group) = fifo.groups.get(group_id) {
+                available_of(group, out);
+            }
+        }
+        if out.len() >= limit || out.len() == self.available_count() {
+            return;
+        }
+        // Then visible messages of groups whose head is hidden, by head.
+        let mut blocked: Vec<(u64, &Group)> = fifo
+            .groups
+            .values()
+            .filter(|g| g.ready.is_none())
+            .filter_map(|g| g.messages.first().map(|head| (*head, g)))
+            .collect();
+        blocked.sort_unstable_by_key(|(head, _)| *head);
+        for (_, group) in blocked {
+            available_of(group, out);
+        }
     }
 }
 

@@ -113,11 +113,22 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     // GET /health for container health checks; no queue URL is /health,
     // and other methods there still reach the SQS handler.
     let health = axum::routing::get(|| async { "ok" }).fallback(handle);
-    let app = Router::new()
+    let settings = state.settings.clone();
+    let mut app = Router::new()
         .route("/health", health)
         .merge(crate::console::routes())
         .fallback(handle)
         .with_state(state);
+    // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
+    // paths fall through to the SQS handler like any unknown path.
+    if !config.no_admin {
+        app = app.merge(crate::admin::router(Arc::new(crate::admin::Admin {
+            engine: engine.clone(),
+            token: config.admin_token.clone().filter(|t| !t.is_empty()),
+            started: Instant::now(),
+            settings,
+        })));
+    }
 
     let (tx, rx) = watch::channel(false);
     let engine_for_stop = engine.clone();

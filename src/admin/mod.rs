@@ -1,0 +1,278 @@
+//! The admin API: JSON over HTTP under `/_retsu/` on the SQS port, plus
+//! LocalStack's `/_aws/sqs/messages` peek (contract: the README's "Admin
+//! API" section).
+//!
+//! Why a layer of its own: it speaks HTTP and JSON and never touches queue
+//! internals; the engine's typed views and operations (`engine/inspect.rs`)
+//! and the controllable clock do the work. SQS requests never reach it:
+//! no queue URL path starts with `/_retsu` or `/_aws` (queue URL paths are
+//! `/<12-digit account>/<name>` or `/queue/<region>/<account>/<name>`).
+//!
+//! One dispatcher matches method and path, so every `/_retsu/*` answer —
+//! unknown paths and refused tokens included — is JSON, never an empty
+//! body. One file per family: `queues.rs` (health, queues), `peek.rs`,
+//! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
+//! `localstack.rs`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use axum::routing::any;
+use axum::Router;
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+use crate::api::RequestContext;
+use crate::clock::ControlledClock;
+use crate::engine::{AdminError, Engine, QueueKey};
+use crate::protocol::Settings;
+
+mod clock;
+mod dead_letters;
+mod localstack;
+mod peek;
+mod queues;
+mod reset;
+
+/// Largest admin request body.
+const MAX_BODY: usize = 1024 * 1024;
+
+/// What the admin handlers share.
+pub struct Admin {
+    pub engine: Arc<Engine>,
+    /// `Authorization: Bearer <token>` required when set.
+    pub token: Option<String>,
+    pub started: Instant,
+    /// Server defaults: region, account, base of queue URLs.
+    pub settings: Settings,
+}
+
+impl Admin {
+    /// The context queue URLs are built in: `--base-url`, else the listen
+    /// address; the server's default region and account.
+    pub fn context(&self) -> RequestContext {
+        RequestContext {
+            region: self.settings.default_region.clone(),
+            account_id: self.settings.account_id.clone(),
+            base_url: self
+                .settings
+                .base_url
+                .clone()
+                .unwrap_or_else(|| self.settings.fallback_base_url.clone()),
+            trace_header: None,
+            query_protocol: false,
+        }
+    }
+
+    /// The clock's controls, when the server runs on a controllable clock.
+    pub fn clock(&self) -> Option<&ControlledClock> {
+        self.engine.clock().control()
+    }
+
+    /// Whether the request carries the admin token (when one is set).
+    /// Constant-time in the token's bytes.
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for (i, y) in b.iter().enumerate() {
+        let x = a.get(i).copied().unwrap_or(0);
+        diff |= x ^ y;
+    }
+    diff == 0
+}
+
+/// The admin routes, ready to merge into the server's router.
+pub fn router(admin: Arc<Admin>) -> Router {
+    Router::new()
+        .route("/_retsu", any(dispatch))
+        .route("/_retsu/", any(dispatch))
+        .route("/_retsu/{*rest}", any(dispatch))
+        .route("/_aws/sqs/messages", any(localstack::messages))
+        .with_state(admin)
+}
+
+/// A JSON answer.
+pub fn reply(status: StatusCode, value: Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(value.to_string()))
+        .unwrap_or_else(|_| Response::new(Body::from("{}")))
+}
+
+pub fn ok(value: Value) -> Response {
+    reply(StatusCode::OK, value)
+}
+
+/// The contract's error shape: `{"error": {"code", "message"}}`.
+pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    let code = match status {
+        StatusCode::NOT_FOUND => "NotFound",
+        StatusCode::UNAUTHORIZED => "Unauthorized",
+        StatusCode::CONFLICT => "Conflict",
+        _ => "BadRequest",
+    };
+    let mut response = reply(
+        status,
+        json!({"error": {"code": code, "message": message.into()}}),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
+}
+
+pub fn bad_request(message: impl Into<String>) -> Response {
+    error(StatusCode::BAD_REQUEST, message)
+}
+
+impl From<AdminError> for Response {
+    fn from(e: AdminError) -> Response {
+        match e {
+            AdminError::NotFound(m) => error(StatusCode::NOT_FOUND, m),
+            AdminError::Conflict(m) => error(StatusCode::CONFLICT, m),
+            AdminError::BadRequest(m) => error(StatusCode::BAD_REQUEST, m),
+        }
+    }
+}
+
+/// `{"region","account","name"}` (plus `arn` where the contract has it).
+pub fn queue_ref(key: &QueueKey) -> Value {
+    json!({"region": key.region, "account": key.account, "name": key.name})
+}
+
+/// A request, read: method, path segments after `/_retsu`, query, body.
+pub struct AdminRequest {
+    pub method: Method,
+    pub query: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+impl AdminRequest {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as a JSON object (an empty body is `{}`).
+    pub fn json_body(&self) -> Result<serde_json::Map<String, Value>, Response> {
+        if self.body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Default::default());
+        }
+        match serde_json::from_slice::<Value>(&self.body) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err(bad_request("the body must be a JSON object")),
+            Err(e) => Err(bad_request(format!("the body is not JSON: {e}"))),
+        }
+    }
+}
+
+async fn read_body(body: Body) -> Result<Bytes, Response> {
+    axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| bad_request(format!("the body is longer than {MAX_BODY} bytes")))
+}
+
+fn percent_decode(s: &str) -> String {
+    form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    if !admin.authorized(&parts.headers) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "this server needs the admin token: Authorization: Bearer <token>",
+        );
+    }
+    let body = match read_body(body).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let path = parts.uri.path();
+    let segments: Vec<String> = path
+        .trim_start_matches("/_retsu")
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect();
+    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let request = AdminRequest {
+        method: parts.method.clone(),
+        query: form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+            .into_owned()
+            .collect(),
+        body,
+    };
+    let key = |r: &str, a: &str, n: &str| QueueKey {
+        region: r.to_string(),
+        account: a.to_string(),
+        name: n.to_string(),
+    };
+    let m = &request.method;
+    match segs.as_slice() {
+        ["health"] if m == Method::GET => queues::health(&admin),
+        ["queues"] if m == Method::GET => queues::list(&admin),
+        ["queues", r, a, n] if m == Method::GET => queues::one(&admin, &key(r, a, n)),
+        ["queues", r, a, n, "messages"] if m == Method::GET => {
+            peek::list(&admin, &key(r, a, n), &request)
+        }
+        ["queues", r, a, n, "messages", id] if m == Method::GET => {
+            peek::one(&admin, &key(r, a, n), id)
+        }
+        ["queues", r, a, n, "messages", id] if m == Method::DELETE => {
+            dead_letters::delete(&admin, &key(r, a, n), id)
+        }
+        ["queues", r, a, n, "messages", id, "restore"] if m == Method::POST => {
+            dead_letters::restore(&admin, &key(r, a, n), id, &request)
+        }
+        ["queues", r, a, n, "reset"] if m == Method::POST => reset::queue(&admin, &key(r, a, n)),
+        ["clock"] if m == Method::GET => clock::show(&admin),
+        ["clock"] if m == Method::POST => clock::change(&admin, &request),
+        ["reset"] if m == Method::POST => reset::all(&admin),
+        _ => error(
+            StatusCode::NOT_FOUND,
+            format!("no admin endpoint {} {path}", parts.method),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_comparison() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secreT", b"secret"));
+        assert!(!constant_time_eq(b"secret1", b"secret"));
+        assert!(!constant_time_eq(b"", b"secret"));
+        assert!(!constant_time_eq(b"secret", b""));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

@@ -1,0 +1,33 @@
+//! `POST /_retsu/reset` (everything) and `POST /_retsu/queues/{r}/{a}/{n}/reset`
+//! (one queue emptied, attributes and tags kept), for test set-ups.
+
+use axum::response::Response;
+use serde_json::json;
+
+use super::{ok, Admin};
+use crate::engine::QueueKey;
+
+/// Deletes every queue, message and move task, forgets deduplication ids,
+/// and puts the clock back on system time, running.
+pub fn all(admin: &Admin) -> Response {
+    let deleted = admin.engine.reset_all();
+    if let Some(clock) = admin.clock() {
+        clock.reset();
+    }
+    ok(json!({"reset": true, "queues_deleted": deleted}))
+}
+
+/// Empties one queue and forgets its deduplication ids and receive
+/// attempts; the clock resumes (time does not jump back: other queues'
+/// messages keep their deadlines).
+pub fn queue(admin: &Admin, key: &QueueKey) -> Response {
+    match admin.engine.reset_queue(key) {
+        Ok(removed) => {
+            if let Some(clock) = admin.clock() {
+                clock.resume();
+            }
+            ok(json!({"reset": true, "messages_removed": removed}))
+        }
+        Err(e) => e.into(),
+    }
+}

@@ -1,0 +1,407 @@
+//! Typed views and operations for the admin API (`src/admin`): queue
+//! summaries, peek, delete by id, restore, reset.
+//!
+//! Why here: the admin layer speaks HTTP and JSON and never touches queue
+//! internals; the engine answers in plain Rust values. Peeking only reads
+//! (after the time-driven transitions that fell due, which any SQS call
+//! would apply too); every change goes through `MessageStore` methods, so
+//! through its one `transition` hook (AdminDeleted, RestoredOut,
+//! RestoredIn, Purged).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use super::checksum::hex;
+use super::queue::Queue;
+use super::store::{PeekStates, State, StoredMessage, Transition};
+use super::{Engine, QueueKey};
+use crate::api::{GetQueueAttributesRequest, MessageAttributes, RequestContext};
+
+/// Why an admin operation did not happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminError {
+    NotFound(String),
+    Conflict(String),
+    BadRequest(String),
+}
+
+/// A dead-letter queue as its source names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetterTarget {
+    pub key: QueueKey,
+    pub max_receive_count: u32,
+}
+
+/// One queue, as `/_retsu/queues` shows it.
+#[derive(Debug, Clone)]
+pub struct QueueSummary {
+    pub key: QueueKey,
+    pub url: String,
+    pub arn: String,
+    pub fifo: bool,
+    pub available: usize,
+    pub in_flight: usize,
+    pub delayed: usize,
+    /// ApproximateAgeOfOldestMessage: seconds since the oldest stored
+    /// message was enqueued.
+    pub oldest_age_seconds: Option<u64>,
+    pub dead_letter_queue: Option<DeadLetterTarget>,
+    pub dead_letter_sources: Vec<QueueKey>,
+    /// As GetQueueAttributes `All` answers.
+    pub attributes: BTreeMap<String, String>,
+    pub tags: BTreeMap<String, String>,
+    pub created_ms: u64,
+}
+
+/// The state of a peeked message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeekedState {
+    Available,
+    InFlight,
+    Delayed,
+}
+
+impl PeekedState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeekedState::Available => "available",
+            PeekedState::InFlight => "inflight",
+            PeekedState::Delayed => "delayed",
+        }
+    }
+}
+
+/// A stored message, read without changing it.
+#[derive(Debug, Clone)]
+pub struct PeekedMessage {
+    pub message_id: String,
+    pub state: PeekedState,
+    pub body: String,
+    pub md5_of_body: String,
+    pub message_attributes: MessageAttributes,
+    pub receive_count: u32,
+    pub sent_ms: u64,
+    pub enqueued_ms: u64,
+    /// When retention removes it.
+    pub expires_ms: u64,
+    pub first_receive_ms: Option<u64>,
+    /// In flight: visibility deadline; delayed: delay end.
+    pub visible_at_ms: Option<u64>,
+    pub group_id: Option<String>,
+    pub dedup_id: Option<String>,
+    pub sequence_number: Option<String>,
+    pub dead_letter_source_arn: Option<String>,
+    pub sender_id: String,
+    pub trace_header: Option<String>,
+}
+
+/// A page of peeked messages.
+#[derive(Debug, Clone)]
+pub struct Peek {
+    pub messages: Vec<PeekedMessage>,
+    /// More messages in the states asked for than `limit`.
+    pub truncated: bool,
+}
+
+/// Where a restored message went.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    pub queue: QueueKey,
+}
+
+fn peeked(m: &StoredMessage, retention_ms: u64) -> PeekedMessage {
+    let (state, visible_at_ms) = match m.state {
+        State::Available => (PeekedState::Available, None),
+        State::InFlight(until) => (PeekedState::InFlight, Some(until)),
+        State::Delayed(until) => (PeekedState::Delayed, Some(until)),
+    };
+    PeekedMessage {
+        message_id: m.message_id.to_string(),
+        state,
+        body: m.body.clone(),
+        md5_of_body: hex(&m.body_md5),
+        message_attributes: m.attributes.clone(),
+        receive_count: m.receive_count,
+        sent_ms: m.sent_ms,
+        enqueued_ms: m.enqueued_ms,
+        expires_ms: m.enqueued_ms.saturating_add(retention_ms),
+        first_receive_ms: m.first_receive_ms,
+        visible_at_ms,
+        group_id: m.group_id.as_deref().map(String::from),
+        dedup_id: m.dedup_id.clone(),
+        sequence_number: m.sequence_number.map(|s| s.to_string()),
+        dead_letter_source_arn: m.dead_letter_source_arn.as_deref().map(String::from),
+        sender_id: m.sender_id.to_string(),
+        trace_header: m.trace_header.clone(),
+    }
+}
+
+fn not_found(key: &QueueKey) -> AdminError {
+    AdminError::NotFound(format!(
+        "no queue {}/{}/{}",
+        key.region, key.account, key.name
+    ))
+}
+
+fn message_not_found(key: &QueueKey, id: &str) -> AdminError {
+    AdminError::NotFound(format!("no message {id} in queue {}", key.name))
+}
+
+impl Engine {
+    /// Every queue key, sorted by (region, account, name).
+    pub fn queue_keys(&self) -> Vec<QueueKey> {
+        let mut keys: Vec<QueueKey> = self.queues.iter().map(|e| e.key().clone()).collect();
+        keys.sort();
+        keys
+    }
+
+    pub fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Every queue, sorted by (region, account, name). `ctx` supplies the
+    /// base of the URLs.
+    pub fn queue_summaries(&self, ctx: &RequestContext) -> Vec<QueueSummary> {
+        let mut queues: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
+        queues.sort_by(|a, b| a.key.cmp(&b.key));
+        // One pass for the dead-letter wiring, not one per queue.
+        let targets: Vec<Option<DeadLetterTarget>> =
+            queues.iter().map(|q| self.dead_letter_of(q)).collect();
+        let mut sources: HashMap<String, Vec<QueueKey>> = HashMap::new();
+        for (q, t) in queues.iter().zip(&targets) {
+            if let Some(t) = t {
+                sources.entry(t.key.arn()).or_default().push(q.key.clone());
+            }
+        }
+        queues
+            .iter()
+            .zip(targets)
+            .map(|(q, t)| {
+                let s = sources.remove(&q.arn).unwrap_or_default();
+                self.summary_of(ctx, q, t, s)
+            })
+            .collect()
+    }
+
+    /// One queue's summary.
+    pub fn queue_summary(&self, ctx: &RequestContext, key: &QueueKey) -> Option<QueueSummary> {
+        let queue = self.queue_by_key(key)?;
+        let target = self.dead_letter_of(&queue);
+        let sources = self.sources_of(&queue.arn);
+        Some(self.summary_of(ctx, &queue, target, sources))
+    }
+
+    fn dead_letter_of(&self, queue: &Queue) -> Option<DeadLetterTarget> {
+        let policy = queue.lock().settings.redrive_policy.clone()?;
+        Some(DeadLetterTarget {
+            key: QueueKey::from_arn(&policy.dead_letter_target_arn)?,
+            max_receive_count: policy.max_receive_count,
+        })
+    }
+
+    fn summary_of(
+        &self,
+        ctx: &RequestContext,
+        queue: &Queue,
+        dead_letter_queue: Option<DeadLetterTarget>,
+        mut dead_letter_sources: Vec<QueueKey>,
+    ) -> QueueSummary {
+        dead_letter_sources.sort();
+        // GetQueueAttributes itself, so the two never disagree.
+        let attributes = self
+            .get_queue_attributes(
+                ctx,
+                GetQueueAttributesRequest {
+                    queue_url: Some(format!(
+                        "/queue/{}/{}/{}",
+                        queue.key.region, queue.key.account, queue.key.name
+                    )),
+                    attribute_names: vec!["All".into()],
+                },
+            )
+            .map(|r| r.attributes)
+            .unwrap_or_default();
+        let now = self.now();
+        let state = queue.lock_at(now);
+        QueueSummary {
+            key: queue.key.clone(),
+            url: self.queue_url(ctx, &queue.key),
+            arn: queue.arn.clone(),
+            fifo: queue.is_fifo(),
+            available: state.store.available_count(),
+            in_flight: state.store.in_flight_count(),
+            delayed: state.store.delayed_count(),
+            oldest_age_seconds: state
+                .store
+                .oldest_enqueued_ms()
+                .map(|t| now.saturating_sub(t) / 1000),
+            dead_letter_queue,
+            dead_letter_sources,
+            attributes,
+            tags: state.tags.clone(),
+            created_ms: queue.created_ms,
+        }
+    }
+
+    /// Up to `limit` messages of a queue in the given states, changing
+    /// nothing: no receive count, visibility or order moves.
+    pub fn peek(&self, key: &QueueKey, states: PeekStates, limit: usize) -> Option<Peek> {
+        let queue = self.queue_by_key(key)?;
+        let state = queue.lock_at(self.now());
+        let retention_ms = state.settings.message_retention_period as u64 * 1000;
+        let (slots, truncated) = state.store.peek(states, limit);
+        let messages = slots
+            .iter()
+            .filter_map(|s| state.store.get(*s))
+            .map(|m| peeked(m, retention_ms))
+            .collect();
+        Some(Peek {
+            messages,
+            truncated,
+        })
+    }
+
+    /// One message by id, changing nothing.
+    pub fn peek_message(&self, key: &QueueKey, message_id: &str) -> Option<PeekedMessage> {
+        let queue = self.queue_by_key(key)?;
+        let id = Uuid::parse_str(message_id).ok()?;
+        let state = queue.lock_at(self.now());
+        let retention_ms = state.settings.message_retention_period as u64 * 1000;
+        let slot = state.store.slot_of(&id)?;
+        state.store.get(slot).map(|m| peeked(m, retention_ms))
+    }
+
+    /// Removes one message by id, whatever its state, without a receipt
+    /// handle (Transition::AdminDeleted).
+    pub fn admin_delete(&self, key: &QueueKey, message_id: &str) -> Result<(), AdminError> {
+        let queue = self.queue_by_key(key).ok_or_else(|| not_found(key))?;
+        let id = Uuid::parse_str(message_id).map_err(|_| message_not_found(key, message_id))?;
+        let mut state = queue.lock_at(self.now());
+        let slot = state
+            .store
+            .slot_of(&id)
+            .ok_or_else(|| message_not_found(key, message_id))?;
+        state.store.remove(slot, Transition::AdminDeleted);
+        drop(state);
+        // The message may have held its FIFO group; waiting polls look again.
+        queue.notify.notify_waiters();
+        Ok(())
+    }
+
+    /// Moves one message back to its dead-letter source (or to `to`, a
+    /// queue URL or ARN): same body, attributes and id; receive count 0;
+    /// available at once. A FIFO target keeps the group id and gives a new
+    /// sequence number, without a deduplication check.
+    pub fn restore(
+        &self,
+        ctx: &RequestContext,
+        key: &QueueKey,
+        message_id: &str,
+        to: Option<&str>,
+    ) -> Result<Restored, AdminError> {
+        let queue = self.queue_by_key(key).ok_or_else(|| not_found(key))?;
+        let id = Uuid::parse_str(message_id).map_err(|_| message_not_found(key, message_id))?;
+        let now = self.now();
+        let (slot, source_arn, group) = {
+            let state = queue.lock_at(now);
+            let slot = state
+                .store
+                .slot_of(&id)
+                .ok_or_else(|| message_not_found(key, message_id))?;
+            let m = state.store.get(slot).expect("indexed");
+            (
+                slot,
+                m.dead_letter_source_arn.as_deref().map(String::from),
+                m.group_id.clone(),
+            )
+        };
+        let target = match to {
+            Some(to) => {
+                let target_key = QueueKey::from_arn(to)
+                    .or_else(|| QueueKey::from_url(to, ctx))
+                    .ok_or_else(|| {
+                        AdminError::BadRequest(format!("\"to\" is not a queue URL or ARN: {to}"))
+                    })?;
+                self.queue_by_key(&target_key)
+                    .ok_or_else(|| not_found(&target_key))?
+            }
+            None => {
+                let arn = source_arn.ok_or_else(|| {
+                    AdminError::Conflict(format!(
+                        "message {message_id} has no dead-letter source queue; name one with \"to\""
+                    ))
+                })?;
+                self.queue_by_arn(&arn).ok_or_else(|| {
+                    AdminError::Conflict(format!("its source queue {arn} no longer exists"))
+                })?
+            }
+        };
+        if target.is_fifo() && group.is_none() {
+            return Err(AdminError::Conflict(format!(
+                "message {message_id} has no message group id; it cannot go to the FIFO queue {}",
+                target.key.name
+            )));
+        }
+        let message = queue
+            .lock_at(now)
+            .store
+            .remove(slot, Transition::RestoredOut)
+            .ok_or_else(|| message_not_found(key, message_id))?;
+        let fifo = target.is_fifo();
+        let mut state = target.lock_at(now);
+        let sequence_number = fifo.then(|| state.next_sequence_number(now));
+        let restored = StoredMessage {
+            receive_count: 0,
+            first_receive_ms: None,
+            dead_letter_source_arn: None,
+            enqueued_ms: now,
+            sequence_number,
+            group_id: if fifo { message.group_id.clone() } else { None },
+            dedup_id: if fifo { message.dedup_id.clone() } else { None },
+            nonce: 0,
+            received_ms: 0,
+            ..message
+        };
+        state
+            .store
+            .insert(restored, now, now, Transition::RestoredIn);
+        drop(state);
+        queue.notify.notify_waiters();
+        target.notify.notify_waiters();
+        Ok(Restored {
+            queue: target.key.clone(),
+        })
+    }
+
+    /// Empties one queue, keeping its attributes and tags; forgets its
+    /// deduplication ids and receive attempts. Returns the messages
+    /// removed.
+    pub fn reset_queue(&self, key: &QueueKey) -> Result<usize, AdminError> {
+        let queue = self.queue_by_key(key).ok_or_else(|| not_found(key))?;
+        let mut state = queue.lock_at(self.now());
+        let removed = state.store.purge();
+        state.attempts.clear();
+        state.dedup = Default::default();
+        state.last_purge_ms = None;
+        Ok(removed)
+    }
+
+    /// Deletes every queue (with its messages) and every move task, and
+    /// forgets recently deleted names. Returns the queues deleted.
+    pub fn reset_all(&self) -> usize {
+        let keys = self.queue_keys();
+        let mut deleted = 0;
+        for key in keys {
+            if let Some((_, queue)) = self.queues.remove(&key) {
+                queue.mark_deleted();
+                self.on_queue_deleted(&queue);
+                deleted += 1;
+            }
+        }
+        self.tasks.clear();
+        self.deleted_at.clear();
+        deleted
+    }
+}
