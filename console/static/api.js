@@ -46,7 +46,10 @@ export async function admin(path, { method = 'GET', body } = {}) {
   const data = await res.json();
   if (!res.ok) {
     const err = data && data.error ? data.error : { code: String(res.status), message: res.statusText };
-    throw new ApiError(res.status, err.code, err.message, false);
+    // The admin API answers a path it does not know with this 404: an
+    // endpoint of a newer server (history, events, faults).
+    const unknown = res.status === 404 && /^no admin endpoint/.test(err.message || '');
+    throw new ApiError(res.status, unknown ? 'Unavailable' : err.code, err.message, unknown);
   }
   return data;
 }

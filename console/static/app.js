@@ -2,7 +2,7 @@
 // router. Each screen lives in views/ and polls the admin API itself.
 
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, usePoll, setServerClock, fmtTime, fmtDuration } from './util.js';
 import { admin, adminToken, setAdminToken } from './api.js';
 import { Toasts } from './views/parts.js';
@@ -64,8 +64,14 @@ const NAV = [
 
 function App() {
   const route = useRoute();
+  const firstRender = useRef(true);
   useEffect(() => {
-    // Keyboard and screen-reader users land on the new screen's heading.
+    // Keyboard and screen-reader users land on the new screen's heading
+    // (not on first load: the skip link comes first there).
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
     const h1 = document.querySelector('main h1');
     if (h1) h1.focus({ preventScroll: true });
   }, [route.view, route.id, route.queue && route.queue.name]);

@@ -60,6 +60,8 @@ struct AppState {
     settings: Settings,
     /// How long a client may take to send a request body.
     body_timeout: Duration,
+    /// The web console (and the `/` redirect to it) is served with the admin API.
+    console: bool,
 }
 
 /// A server accepting connections. Dropping it (and every
@@ -109,6 +111,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
             fallback_base_url: format!("http://{}", connectable(local_addr)),
         },
         body_timeout: Duration::from_secs(config.limits.body_timeout),
+        console: !config.no_admin,
     });
     // GET /health for container health checks; no queue URL is /health,
     // and other methods there still reach the SQS handler.
@@ -116,7 +119,11 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let settings = state.settings.clone();
     let mut app = Router::new()
         .route("/health", health)
-        .merge(crate::console::routes())
+        .merge(if config.no_admin {
+            Router::new()
+        } else {
+            crate::console::routes()
+        })
         .fallback(handle)
         .with_state(state);
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
@@ -213,8 +220,10 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
     let (parts, body) = req.into_parts();
     // A browser at the bare endpoint goes to the console; SQS never asks for HTML.
     let (method, uri) = (&parts.method, &parts.uri);
-    if let Some(redirect) =
-        crate::console::browser_redirect(method, uri.path(), uri.query(), &parts.headers)
+    if let Some(redirect) = state
+        .console
+        .then(|| crate::console::browser_redirect(method, uri.path(), uri.query(), &parts.headers))
+        .flatten()
     {
         return redirect;
     }

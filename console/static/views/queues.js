@@ -136,7 +136,7 @@ function QueueRow({ q, alarm, onChanged }) {
     <td class="num" data-testid="count-available">${q.counts.available}</td>
     <td class="num" data-testid="count-inflight">${q.counts.in_flight}</td>
     <td class="num" data-testid="count-delayed">${q.counts.delayed}</td>
-    <td class=${`num ${hot ? 'alarm' : ''}`} title=${hot ? `Older than ${alarm} s` : ''}>
+    <td class=${`num ${hot ? 'alarm' : ''}`} title=${hot ? `Older than ${alarm} s` : ''} data-testid="oldest">
       ${old === null || old === undefined ? '—' : fmtDuration(old * 1000)}${hot ? html`<span class="sr-only"> (past the alarm)</span>` : null}
     </td>
     <td class="small">
