@@ -14,6 +14,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+echo "== web console (headless chromium)"
 (cd console && npm ci --no-audit --no-fund --loglevel=error)
 cargo build --quiet --bin retsu
 RETSU_BIN="${RETSU_BIN:-$PWD/target/debug/retsu}" node console/test/e2e.mjs "$@"

@@ -3,10 +3,11 @@
 #   1. formatting and lints,
 #   2. Rust unit and integration tests (the real aws-sdk-sqs client against
 #      an in-process server),
-#   3. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
+#   3. the web console end to end in headless chromium (scripts/console-test.sh),
+#   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, JavaScript v3 and v2, sqs-consumer), which installs its
 #      own pinned dependencies and rewrites COMPATIBILITY.md,
-#   4. a short benchmark smoke run, so the benchmark tool keeps working.
+#   5. a short benchmark smoke run, so the benchmark tool keeps working.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace
+
+bash scripts/console-test.sh
 
 echo "== compatibility matrix"
 bash compat/run.sh

@@ -41,7 +41,7 @@ function ClockBadge() {
   const shifted = data.offset_ms ? ` (${data.offset_ms > 0 ? '+' : ''}${fmtDuration(data.offset_ms)})` : '';
   return html`<a class=${`clock ${data.frozen || data.offset_ms ? 'warn' : ''}`} href="#/time" data-testid="clock-badge"
     title="Server clock: changing it changes what clients see">
-    ${data.frozen ? '⏸ frozen ' : ''}${fmtTime(data.now_ms)}${shifted}
+    ${data.frozen ? 'frozen · ' : ''}${fmtTime(data.now_ms)}${shifted}
   </a>`;
 }
 

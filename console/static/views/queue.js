@@ -90,14 +90,16 @@ function Groups({ q, messages, onChanged }) {
     if (!groups.has(m.group_id)) groups.set(m.group_id, []);
     groups.get(m.group_id).push(m);
   }
-  return html`${[...groups.entries()].map(([g, ms]) => {
-    ms.sort(bySequence);
+  // Groups in the order their heads were sent.
+  const ordered = [...groups.entries()].map(([g, ms]) => [g, ms.sort(bySequence)]);
+  ordered.sort(([, a], [, b]) => bySequence(a[0], b[0]));
+  return html`${ordered.map(([g, ms]) => {
     const firstLock = ms.findIndex((m) => m.state === 'inflight');
     const blocked = new Set(firstLock < 0 ? [] : ms.slice(firstLock + 1).map((m) => m.message_id));
     const lock = firstLock < 0 ? null : ms[firstLock];
     return html`<section class="group" key=${g} data-testid="fifo-group">
       <h3><span class="mono">${g}</span> <span class="small muted">${ms.length} message${ms.length === 1 ? '' : 's'}</span>
-        ${lock ? html` <span class="badge st-inflight">🔒 locked by ${lock.message_id.slice(0, 8)}… for ${fmtDuration(timeLeft(lock))}</span>`
+        ${lock ? html` <span class="badge st-inflight">locked by ${lock.message_id.slice(0, 8)}… for ${fmtDuration(timeLeft(lock))}</span>`
           : html` <span class="badge">unlocked</span>`}</h3>
       <${MessagesTable} q=${q} messages=${ms} blockedIds=${blocked} onChanged=${onChanged} />
     </section>`;
