@@ -229,10 +229,41 @@ async function main() {
     } else {
       await page.getByTestId('unavailable').waitFor();
       check('without a history endpoint the message page says so and shows the message', (await page.locator('pre.body').innerText()) !== '');
-      skipped.push('history path (server has no /_retsu/messages yet)');
+      skipped.push('history from the server (it has no /_retsu/messages yet): drawn from a contract-shaped fixture instead');
     }
     await shot(page, 'message');
     await axe(page, 'message');
+    if (!has.history) {
+      // The drawing itself, from an answer in the contract's shape
+      // (admin-api.md): a stale-handle delete and an expiry must read as such.
+      const t0 = Date.parse('2026-12-01T10:00:00Z');
+      const ev = (seq, s, kind, extra = {}) => ({ seq, at_ms: t0 + s * 1000, kind, queue: { region: 'us-east-1', account: '000000000000', name: 'orders' },
+        message_id: first.MessageId, receive_count: 0, visible_at_ms: null, receipt_handle: null, detail: null, ...extra });
+      const fixture = { message_id: first.MessageId, truncated: false, current: null, events: [
+        ev(1, 0, 'sent', { visible_at_ms: t0 + 5000 }), ev(2, 5, 'delay_ended'),
+        ev(3, 6, 'received', { receive_count: 1, receipt_handle: 'AQEB-first-handle', visible_at_ms: t0 + 36000 }),
+        ev(4, 36, 'released', { receive_count: 1 }),
+        ev(5, 40, 'received', { receive_count: 2, receipt_handle: 'AQEB-second-handle', visible_at_ms: t0 + 70000 }),
+        ev(6, 41, 'stale_delete', { receive_count: 2, receipt_handle: 'AQEB-first-handle' }),
+        ev(7, 42, 'visibility_changed', { receive_count: 2, visible_at_ms: t0 + 42000 }),
+        ev(8, 345600, 'expired', { receive_count: 2 }),
+      ] };
+      await page.route('**/_retsu/messages/*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(fixture) }));
+      const steps = page.locator('[data-testid="history"] li');
+      await waitFor('the fixture history drawn', async () => (await steps.count()) === 8);
+      const stale = page.locator('[data-kind="stale_delete"]');
+      check('a stale-handle delete reads as removing nothing', (await stale.innerText()).includes('removed nothing') && (await stale.getAttribute('class')).includes('odd'));
+      const expired = page.locator('[data-kind="expired"]');
+      check('an expiry reads as an expiry, ending in Expired', (await expired.innerText()).includes('Expired') && (await expired.getAttribute('class')).includes('odd'));
+      check('the path goes Delayed → Available → In flight → Available → In flight → … → Expired',
+        (await page.locator('[data-kind="sent"] .states').innerText()).includes('Delayed')
+        && (await page.locator('[data-kind="released"] .states').innerText()).replace(/\s+/g, ' ').includes('In flight → Available')
+        && (await page.locator('[data-kind="visibility_changed"] .states').innerText()).replace(/\s+/g, ' ').includes('In flight → Available'));
+      check('the state machine marks Expired as current', (await page.locator('ol.machine .current').innerText()).includes('Expired'));
+      await shot(page, 'message-fixture');
+      await axe(page, 'message (fixture history)');
+      await page.unroute('**/_retsu/messages/*');
+    }
 
     // ---- time: advance past the visibility timeout, the message returns ----
     if (has.clock) {
