@@ -69,6 +69,14 @@ pub struct Config {
     )]
     pub admin_token: Option<String>,
 
+    /// Recent message events kept for the admin API's history (0: keep no history).
+    #[arg(long, env = "RETSU_HISTORY_EVENTS", default_value_t = 100_000)]
+    pub history_events: usize,
+
+    /// Finished messages (deleted, expired, ...) whose whole history is kept past that window.
+    #[arg(long, env = "RETSU_HISTORY_FINISHED", default_value_t = 1_000)]
+    pub history_finished: usize,
+
     /// Log level or tracing filter (e.g. info, debug, retsu=trace).
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
@@ -144,6 +152,8 @@ impl Default for Config {
             clock_start: None,
             no_admin: false,
             admin_token: None,
+            history_events: 100_000,
+            history_finished: 1_000,
             log_level: "info".into(),
             limits: HttpLimits::default(),
         }

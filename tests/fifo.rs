@@ -786,7 +786,7 @@ async fn messages_of_a_group_come_out_in_send_order() {
 }
 
 #[tokio::test]
-async fn a_group_with_a_message_in_flight_is_locked() {
+async fn a_group_whose_oldest_message_is_in_flight_is_blocked() {
     let t = TestServer::start().await;
     let url = t.create_fifo_queue("lock.fifo", &[]).await;
     for b in ["a1", "a2", "a3"] {

@@ -42,9 +42,9 @@ async fn same_name_in_two_regions_gets_two_urls() {
     let got = eu.get_queue_url().queue_name("jobs").send().await.unwrap();
     assert_eq!(got.queue_url(), Some(there.as_str()));
     let listed = eu.list_queues().send().await.unwrap();
-    assert_eq!(listed.queue_urls(), [there.clone()]);
+    assert_eq!(listed.queue_urls(), [there.as_str()]);
     let listed = t.client.list_queues().send().await.unwrap();
-    assert_eq!(listed.queue_urls(), [home.clone()]);
+    assert_eq!(listed.queue_urls(), [home.as_str()]);
     // CreateQueue again (idempotent) answers the same URL.
     let again = eu.create_queue().queue_name("jobs").send().await.unwrap();
     assert_eq!(again.queue_url(), Some(there.as_str()));
@@ -179,5 +179,5 @@ async fn query_requests_at_a_region_named_path_act_on_that_region() {
         )
         .await;
     assert_eq!(raw.status, 200, "{}", raw.body);
-    assert_eq!(xml_all(&raw.compact_xml(), "QueueUrl"), [there.clone()]);
+    assert_eq!(xml_all(&raw.compact_xml(), "QueueUrl"), [there.as_str()]);
 }

@@ -12,7 +12,7 @@
 //! unknown paths and refused tokens included — is JSON, never an empty
 //! body. One file per family: `queues.rs` (health, queues), `peek.rs`,
 //! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
-//! `localstack.rs`.
+//! `history.rs` (a message's history, recent events), `localstack.rs`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,10 +29,12 @@ use serde_json::{json, Value};
 use crate::api::RequestContext;
 use crate::clock::ControlledClock;
 use crate::engine::{AdminError, Engine, QueueKey};
+use crate::history::History;
 use crate::protocol::Settings;
 
 mod clock;
 mod dead_letters;
+mod history;
 mod localstack;
 mod peek;
 mod queues;
@@ -49,6 +51,8 @@ pub struct Admin {
     pub started: Instant,
     /// Server defaults: region, account, base of queue URLs.
     pub settings: Settings,
+    /// Message history, unless switched off (`--history-events 0`).
+    pub history: Option<Arc<History>>,
 }
 
 impl Admin {
@@ -255,6 +259,8 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
         ["clock"] if m == Method::GET => clock::show(&admin),
         ["clock"] if m == Method::POST => clock::change(&admin, &request),
         ["reset"] if m == Method::POST => reset::all(&admin),
+        ["messages", id] if m == Method::GET => history::message(&admin, id),
+        ["events"] if m == Method::GET => history::events(&admin, &request),
         _ => error(
             StatusCode::NOT_FOUND,
             format!("no admin endpoint {} {path}", parts.method),

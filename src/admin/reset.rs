@@ -7,10 +7,13 @@ use serde_json::json;
 use super::{ok, Admin};
 use crate::engine::QueueKey;
 
-/// Deletes every queue, message and move task, forgets deduplication ids,
-/// and puts the clock back on system time, running.
+/// Deletes every queue, message and move task, forgets deduplication ids
+/// and history, and puts the clock back on system time, running.
 pub fn all(admin: &Admin) -> Response {
     let deleted = admin.engine.reset_all();
+    if let Some(history) = &admin.history {
+        history.clear();
+    }
     if let Some(clock) = admin.clock() {
         clock.reset();
     }

@@ -189,35 +189,10 @@ fn prepare(
     })
 }
 
-/// Which waiting long polls a stored message concerns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wake {
-    /// A FIFO duplicate: nothing was stored.
-    Nobody,
-    /// Receivable now: one waiting poll is enough.
-    One,
-    /// Delayed: every waiting poll must recompute when to look again.
-    Everyone,
-}
-
-/// Wakes the long polls that messages just stored concern.
-fn wake(queue: &Queue, wakes: impl IntoIterator<Item = Wake>) {
-    let mut ones = 0;
-    for w in wakes {
-        match w {
-            Wake::Nobody => {}
-            Wake::One => ones += 1,
-            Wake::Everyone => return queue.notify.notify_waiters(),
-        }
-    }
-    for _ in 0..ones {
-        queue.notify.notify_one();
-    }
-}
-
 /// Stores a prepared message (or recognises a FIFO duplicate) under the
-/// queue lock, and completes its result.
-fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> (SendMessageResult, Wake) {
+/// queue lock, and completes its result. (The store's `Sent` transition
+/// wakes the long polls it concerns.)
+fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMessageResult {
     let mut result = prepared.result;
     let message = &mut prepared.message;
     message.sent_ms = now;
@@ -234,7 +209,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> (SendMes
             // A duplicate: accepted, not enqueued, answered as the original.
             result.message_id = original.message_id.to_string();
             result.sequence_number = Some(original.sequence_number.to_string());
-            return (result, Wake::Nobody);
+            return result;
         }
         let sequence = state.next_sequence_number(now);
         message.sequence_number = Some(sequence);
@@ -254,12 +229,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> (SendMes
     state
         .store
         .insert(prepared.message, now + delay_ms, now, Transition::Sent);
-    let wake = if delay_ms > 0 {
-        Wake::Everyone
-    } else {
-        Wake::One
-    };
-    (result, wake)
+    result
 }
 
 fn batch_error(id: &str, error: SqsError) -> BatchResultErrorEntry {
@@ -335,7 +305,7 @@ fn render(queue: &Queue, seq: u64, m: &StoredMessage, params: &ReceiveParams) ->
             seq,
             nonce: m.nonce,
         }
-        .encode(&queue.receipt_key),
+        .encode(queue.receipt_key()),
         md5_of_body: hex(&m.body_md5),
         body: m.body.clone(),
         attributes: system_attributes(m, &params.system_names),
@@ -365,8 +335,7 @@ impl Engine {
         };
         let prepared = prepare(ctx, &queue, max_size, content_dedup, input, false)?;
         let now = self.now();
-        let (result, woken) = enqueue(&mut queue.lock_at(now), prepared, now);
-        wake(&queue, [woken]);
+        let result = enqueue(&mut queue.lock_at(now), prepared, now);
         Ok(result)
     }
 
@@ -422,19 +391,16 @@ impl Engine {
         }
         let now = self.now();
         let mut successful = Vec::with_capacity(prepared.len());
-        let mut wakes = Vec::with_capacity(prepared.len());
         {
             let mut state = queue.lock_at(now);
             for (id, p) in prepared {
-                let (result, woken) = enqueue(&mut state, p, now);
-                wakes.push(woken);
+                let result = enqueue(&mut state, p, now);
                 successful.push(SendMessageBatchResultEntry {
                     id: id.to_string(),
                     result,
                 });
             }
         }
-        wake(&queue, wakes);
         Ok(SendMessageBatchResult { successful, failed })
     }
 
@@ -612,8 +578,7 @@ impl Engine {
         let handle = r
             .receipt_handle
             .ok_or_else(|| SqsError::missing("ReceiptHandle"))?;
-        let removed = delete_one(&queue, &mut queue.lock_at(self.now()), &handle)?;
-        wake_if_group_unlocked(&queue, removed);
+        delete_one(&queue, &mut queue.lock_at(self.now()), &handle)?;
         Ok(Empty {})
     }
 
@@ -629,7 +594,6 @@ impl Engine {
             "DeleteMessageBatchRequestEntry",
         )?;
         let mut result = BatchResult::default();
-        let mut removed = false;
         let mut state = queue.lock_at(self.now());
         for (entry, id) in entries.iter().zip(ids) {
             let outcome = match entry.receipt_handle.as_deref() {
@@ -637,17 +601,12 @@ impl Engine {
                 Some(h) => delete_one(&queue, &mut state, h),
             };
             match outcome {
-                Ok(r) => {
-                    removed |= r;
-                    result
-                        .successful
-                        .push(BatchResultEntry { id: id.to_string() })
-                }
+                Ok(()) => result
+                    .successful
+                    .push(BatchResultEntry { id: id.to_string() }),
                 Err(e) => result.failed.push(batch_error(id, e)),
             }
         }
-        drop(state);
-        wake_if_group_unlocked(&queue, removed);
         Ok(result)
     }
 
@@ -664,13 +623,7 @@ impl Engine {
             .visibility_timeout
             .ok_or_else(|| SqsError::missing("VisibilityTimeout"))?;
         let now = self.now();
-        let changed = {
-            let mut state = queue.lock_at(now);
-            change_one(&queue, &mut state, &handle, timeout, now)?
-        };
-        if changed {
-            queue.notify.notify_waiters();
-        }
+        change_one(&queue, &mut queue.lock_at(now), &handle, timeout, now)?;
         Ok(Empty {})
     }
 
@@ -687,7 +640,6 @@ impl Engine {
         )?;
         let now = self.now();
         let mut result = BatchResult::default();
-        let mut changed = false;
         {
             let mut state = queue.lock_at(now);
             for (entry, id) in entries.iter().zip(ids) {
@@ -697,18 +649,12 @@ impl Engine {
                     (Some(h), Some(t)) => change_one(&queue, &mut state, h, t, now),
                 };
                 match outcome {
-                    Ok(r) => {
-                        changed |= r;
-                        result
-                            .successful
-                            .push(BatchResultEntry { id: id.to_string() })
-                    }
+                    Ok(()) => result
+                        .successful
+                        .push(BatchResultEntry { id: id.to_string() }),
                     Err(e) => result.failed.push(batch_error(id, e)),
                 }
             }
-        }
-        if changed {
-            queue.notify.notify_waiters();
         }
         Ok(result)
     }
@@ -752,25 +698,18 @@ fn replay_attempt(
 
 /// Decodes a handle and checks it belongs to this queue.
 fn receipt_for(queue: &Queue, handle: &str) -> Result<Receipt, SqsError> {
-    Receipt::decode(handle, &queue.receipt_key)
+    Receipt::decode(handle, queue.receipt_key())
         .filter(|r| r.queue_uid == queue.uid)
         .ok_or_else(|| invalid_handle(handle))
 }
 
-/// Deleting an in-flight FIFO message may unlock its group: long polls
-/// waiting on it must look again.
-fn wake_if_group_unlocked(queue: &Queue, removed: bool) {
-    if removed && queue.is_fifo() {
-        queue.notify.notify_waiters();
-    }
-}
-
-/// Deletes the message a handle names; returns whether one was removed.
-fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<bool, SqsError> {
+/// Deletes the message a handle names. (Deleting an in-flight FIFO
+/// message may unlock its group: the store's transition wakes the polls.)
+fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(), SqsError> {
     let receipt = receipt_for(queue, handle)?;
     let Some(message) = state.store.get(receipt.seq) else {
         // Already deleted (or expired): deleting again succeeds.
-        return Ok(false);
+        return Ok(());
     };
     let current = message.nonce == receipt.nonce;
     let in_flight = matches!(message.state, State::InFlight(_));
@@ -780,21 +719,23 @@ fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<boo
     if current {
         state.store.remove(receipt.seq, Transition::Deleted);
         forget_attempts_with(state, receipt.seq);
+    } else {
+        // A handle from an earlier receive of a message received again
+        // since deletes nothing on a standard queue; the history says so.
+        state.store.note(receipt.seq, Transition::StaleDelete);
     }
-    // A handle from an earlier receive of a message received again since
-    // deletes nothing on a standard queue.
-    Ok(current)
+    Ok(())
 }
 
-/// Returns whether a message's visibility changed: then waiting polls must
-/// look again, since it may now come back sooner than they planned for.
+/// Changes a message's visibility. (The store's transition wakes waiting
+/// polls: the message may now come back sooner than they planned for.)
 fn change_one(
     queue: &Queue,
     state: &mut QueueState,
     handle: &str,
     timeout: i64,
     now: u64,
-) -> Result<bool, SqsError> {
+) -> Result<(), SqsError> {
     let timeout = check_range(
         "VisibilityTimeout",
         timeout,
@@ -831,7 +772,7 @@ fn change_one(
     }
     state.store.change_visibility(receipt.seq, now, until);
     forget_attempts_with(state, receipt.seq);
-    Ok(true)
+    Ok(())
 }
 
 /// A deleted or changed message invalidates the receive attempts that

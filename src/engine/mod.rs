@@ -18,6 +18,7 @@
 
 mod attributes;
 mod checksum;
+pub mod events;
 mod inspect;
 mod messages;
 mod queue;
@@ -45,6 +46,7 @@ pub use inspect::{
 };
 pub use queue::Queue;
 pub use store::PeekStates;
+pub use store::{State, Transition};
 
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone)]
@@ -166,14 +168,15 @@ pub struct Engine {
     shutting_down: AtomicBool,
     shutdown: tokio::sync::Notify,
     tasks: redrive::MoveTasks,
-    /// Authenticates receipt handles; drawn at random per server.
-    receipt_key: receipt::ReceiptKey,
+    /// The receipt-handle key, the event bus and the clock, shared with
+    /// every queue.
+    shared: Arc<queue::Shared>,
 }
 
 impl Engine {
     pub fn new(clock: Arc<dyn Clock>, config: EngineConfig) -> Arc<Engine> {
         Arc::new(Engine {
-            clock,
+            clock: clock.clone(),
             config,
             queues: DashMap::new(),
             deleted_at: DashMap::new(),
@@ -182,7 +185,12 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             shutdown: tokio::sync::Notify::new(),
             tasks: redrive::MoveTasks::default(),
-            receipt_key: receipt::ReceiptKey::random(),
+            shared: Arc::new(queue::Shared {
+                // Drawn at random per server: handles of another run never verify.
+                receipt_key: receipt::ReceiptKey::random(),
+                events: events::EventBus::default(),
+                clock: clock.clone(),
+            }),
         })
     }
 
@@ -192,6 +200,22 @@ impl Engine {
 
     pub fn now(&self) -> u64 {
         self.clock.now_ms()
+    }
+
+    /// Subscribes to every message transition (see [`events`]).
+    pub fn subscribe(&self, subscriber: Arc<dyn events::Subscriber>) {
+        self.shared.events.subscribe(subscriber);
+    }
+
+    /// The receipt handle a `received` event's receipt stands for.
+    pub fn receipt_handle(&self, receipt: (u64, u64, u64)) -> String {
+        let (queue_uid, seq, nonce) = receipt;
+        receipt::Receipt {
+            queue_uid,
+            seq,
+            nonce,
+        }
+        .encode(&self.shared.receipt_key)
     }
 
     /// Executes one request. Only ReceiveMessage may wait (long polling).

@@ -2,29 +2,41 @@
 //! notification long polls wait on.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::attributes::QueueSettings;
+use super::events::{EventBus, Wakes};
 use super::receipt::ReceiptKey;
 use super::store::MessageStore;
 use super::QueueKey;
+use crate::clock::Clock;
 
 /// How long FIFO deduplication ids and receive attempt ids are remembered.
 pub const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
 
+/// What every queue of one engine shares.
+pub struct Shared {
+    /// The server's receipt-handle secret (see `receipt.rs`).
+    pub receipt_key: ReceiptKey,
+    pub events: EventBus,
+    pub clock: Arc<dyn Clock>,
+}
+
 pub struct Queue {
     pub key: QueueKey,
+    /// The key again, shared by this queue's events.
+    key_arc: Arc<QueueKey>,
     pub arn: String,
     /// Distinguishes this queue from an earlier one of the same name, so
     /// receipt handles of a deleted queue are never accepted.
     pub uid: u64,
     pub created_ms: u64,
-    /// The server's receipt-handle secret (see `receipt.rs`).
-    pub receipt_key: ReceiptKey,
+    pub shared: Arc<Shared>,
     state: Mutex<QueueState>,
     /// Woken whenever a message may have become receivable.
     pub notify: Notify,
@@ -123,16 +135,17 @@ impl Queue {
         settings: QueueSettings,
         tags: BTreeMap<String, String>,
         now: u64,
-        receipt_key: ReceiptKey,
+        shared: Arc<Shared>,
     ) -> Queue {
         let fifo = settings.fifo;
         let dedup_per_group = settings.dedup_per_group;
         Queue {
             arn: key.arn(),
+            key_arc: Arc::new(key.clone()),
             key,
             uid,
             created_ms: now,
-            receipt_key,
+            shared,
             state: Mutex::new(QueueState {
                 settings,
                 tags,
@@ -153,17 +166,50 @@ impl Queue {
         self.key.name.ends_with(".fifo")
     }
 
+    /// The server's receipt-handle secret.
+    pub fn receipt_key(&self) -> &ReceiptKey {
+        &self.shared.receipt_key
+    }
+
     /// Locks the queue's state. A panic elsewhere must not make the queue
-    /// unusable, so a poisoned lock is taken over.
-    pub fn lock(&self) -> MutexGuard<'_, QueueState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    /// unusable, so a poisoned lock is taken over. Transitions made under
+    /// the guard are published when it is dropped.
+    pub fn lock(&self) -> QueueGuard<'_> {
+        QueueGuard {
+            queue: self,
+            state: self.state.lock().unwrap_or_else(|p| p.into_inner()),
+            now: None,
+        }
     }
 
     /// Locks the state with every time-driven transition applied.
-    pub fn lock_at(&self, now: u64) -> MutexGuard<'_, QueueState> {
-        let mut state = self.lock();
-        state.tick(now);
-        state
+    pub fn lock_at(&self, now: u64) -> QueueGuard<'_> {
+        let mut guard = self.lock();
+        guard.now = Some(now);
+        guard.state.tick(now);
+        guard
+    }
+
+    /// Hands the transitions made under a guard to the subscribers and
+    /// wakes the long polls they concern.
+    fn publish(&self, state: &mut QueueState, now: Option<u64>) {
+        let mut raw = Vec::new();
+        state.store.take_outbox(&mut raw);
+        let now = now.unwrap_or_else(|| self.shared.clock.now_ms());
+        self.shared
+            .events
+            .publish(&self.key_arc, self.uid, &raw, now);
+        let wakes = Wakes::of(&raw, self.is_fifo());
+        if wakes.everyone {
+            self.notify.notify_waiters();
+        } else {
+            for _ in 0..wakes.one_each {
+                self.notify.notify_one();
+            }
+        }
+        // Give the outbox its capacity back for the next operation.
+        raw.clear();
+        state.store.take_outbox(&mut raw);
     }
 
     pub fn mark_deleted(&self) {
@@ -173,5 +219,35 @@ impl Queue {
 
     pub fn is_deleted(&self) -> bool {
         self.deleted.load(Ordering::SeqCst)
+    }
+}
+
+/// The locked state of a queue. Dropping it publishes the transitions made
+/// meanwhile, still under the lock, so each queue's events stay in order.
+pub struct QueueGuard<'a> {
+    queue: &'a Queue,
+    state: MutexGuard<'a, QueueState>,
+    now: Option<u64>,
+}
+
+impl Deref for QueueGuard<'_> {
+    type Target = QueueState;
+
+    fn deref(&self) -> &QueueState {
+        &self.state
+    }
+}
+
+impl DerefMut for QueueGuard<'_> {
+    fn deref_mut(&mut self) -> &mut QueueState {
+        &mut self.state
+    }
+}
+
+impl Drop for QueueGuard<'_> {
+    fn drop(&mut self) {
+        if self.state.store.has_events() {
+            self.queue.publish(&mut self.state, self.now);
+        }
     }
 }

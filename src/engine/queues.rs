@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::attributes::{self, QueueSettings};
 use super::queue::Queue;
+use super::store::Transition;
 use super::{Engine, QueueKey};
 use crate::api::*;
 use crate::error::{ErrorCode, SqsError};
@@ -149,7 +150,7 @@ impl Engine {
                     settings,
                     tags,
                     now,
-                    self.receipt_key.clone(),
+                    self.shared.clone(),
                 ));
                 slot.insert(queue.clone());
                 queue
@@ -228,6 +229,11 @@ impl Engine {
             .is_some()
         {
             self.deleted_at.insert(queue.key.clone(), self.now());
+            // Its messages go with it; the history says how they left.
+            queue
+                .lock_at(self.now())
+                .store
+                .purge_as(Transition::QueueDeleted);
             queue.mark_deleted();
             self.on_queue_deleted(&queue);
         }
@@ -441,11 +447,40 @@ impl Engine {
             "StartMessageMoveTask",
             "CancelMessageMoveTask",
         ];
+        const OWNER_ONLY: &[&str] = &[
+            "AddPermission",
+            "CreateQueue",
+            "DeleteQueue",
+            "ListQueues",
+            "RemovePermission",
+            "SetQueueAttributes",
+            "TagQueue",
+            "UntagQueue",
+        ];
         if let Some(bad) = actions.iter().find(|a| !PERMITTED.contains(&a.as_str())) {
+            if OWNER_ONLY.contains(&bad.as_str()) {
+                return Err(SqsError::invalid_parameter(
+                    "ActionName.1",
+                    bad,
+                    "Only the queue owner is allowed to invoke this action.",
+                ));
+            }
+            // Anything else, the *Batch names included (granted with their
+            // single-message action), is not an action AWS can grant.
             return Err(SqsError::invalid_parameter(
-                "ActionName.1",
-                bad,
-                "Only the queue owner is allowed to invoke this action.",
+                "ActionName",
+                format!("SQS:{bad}"),
+                "Please refer to the appropriate WSDL for a list of valid actions.",
+            ));
+        }
+        if let Some(bad) = accounts
+            .iter()
+            .find(|a| a.len() != 12 || !a.chars().all(|c| c.is_ascii_digit()))
+        {
+            return Err(SqsError::invalid_parameter(
+                "PrincipalId",
+                format!("[{bad}]"),
+                "Unable to verify.",
             ));
         }
         let one_or_many = |items: Vec<String>| -> Value {

@@ -128,6 +128,20 @@ impl Engine {
         };
         let raw = settings.render("RedrivePolicy").unwrap_or_default();
         let fail = |reason: &str| SqsError::invalid_parameter("RedrivePolicy", &raw, reason);
+        // AWS requires the dead-letter queue in the source's account and
+        // region; it looks the ARN up in the source's region, where a queue
+        // of another region does not exist.
+        let target_key = QueueKey::from_arn(&policy.dead_letter_target_arn);
+        if let Some(target_key) = &target_key {
+            if target_key.account != key.account {
+                return Err(fail(
+                    "Dead-letter target owner should be same as the source.",
+                ));
+            }
+            if target_key.region != key.region {
+                return Err(fail("Dead letter target does not exist."));
+            }
+        }
         let Some(target) = self.queue_by_arn(&policy.dead_letter_target_arn) else {
             return Err(fail("Dead letter target does not exist."));
         };
@@ -151,7 +165,12 @@ impl Engine {
     pub(super) fn dead_letter_target(&self, queue: &Queue) -> Option<(Arc<Queue>, u32)> {
         let policy = queue.lock().settings.redrive_policy.clone()?;
         let dlq = self.queue_by_arn(&policy.dead_letter_target_arn)?;
-        if dlq.is_deleted() || dlq.is_fifo() != queue.is_fifo() || !allows(&dlq, &queue.arn) {
+        let elsewhere = dlq.key.region != queue.key.region || dlq.key.account != queue.key.account;
+        if elsewhere
+            || dlq.is_deleted()
+            || dlq.is_fifo() != queue.is_fifo()
+            || !allows(&dlq, &queue.arn)
+        {
             return None;
         }
         Some((dlq, policy.max_receive_count))
@@ -181,8 +200,6 @@ impl Engine {
                 .store
                 .insert(m, now, now, Transition::ArrivedFromSource);
         }
-        drop(state);
-        target.notify.notify_waiters();
     }
 
     pub(super) fn list_dead_letter_source_queues(
@@ -447,7 +464,7 @@ impl Engine {
                     .or_else(|| m.dead_letter_source_arn.as_deref().map(String::from));
                 match dest_arn.and_then(|a| self.queue_by_arn(&a)) {
                     Some(dest) => {
-                        self.arrive_by_task(&dest, m, now);
+                        self.arrive_by_task(&source, &dest, m, now);
                         task.moved += 1;
                     }
                     None => {
@@ -488,8 +505,9 @@ impl Engine {
     }
 
     /// A moved message arrives in its destination as a new message.
-    fn arrive_by_task(&self, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
+    fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
         let mut state = dest.lock_at(now);
+        let (m_source, old_id) = (&source.arn, m.message_id);
         let fresh = StoredMessage {
             message_id: Uuid::new_v4(),
             sent_ms: now,
@@ -502,9 +520,15 @@ impl Engine {
             received_ms: 0,
             ..m
         };
-        state.store.insert(fresh, now, now, Transition::MovedByTask);
-        drop(state);
-        dest.notify.notify_waiters();
+        // The note ties the new message id to the one that was moved.
+        let note = format!("moved from {} (was {})", m_source, old_id);
+        state.store.insert_noted(
+            fresh,
+            now,
+            now,
+            Transition::ArrivedFromSource,
+            Some(note.into()),
+        );
     }
 }
 

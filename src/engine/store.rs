@@ -34,6 +34,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use super::events::RawEvent;
 use crate::api::MessageAttributes;
 
 /// Where a message is in its life.
@@ -151,6 +152,8 @@ pub struct MessageStore {
     /// Standard queues: available slots, oldest first.
     available: BTreeSet<u64>,
     fifo: Option<Fifo>,
+    /// Transitions since the queue last published them (see `events.rs`).
+    outbox: Vec<RawEvent>,
     /// Message id → slot, for the admin API's by-id operations.
     by_id: HashMap<Uuid, u64>,
 }
@@ -172,6 +175,7 @@ impl MessageStore {
             by_age: BTreeSet::new(),
             available: BTreeSet::new(),
             fifo: fifo.then(Fifo::default),
+            outbox: Vec::new(),
             by_id: HashMap::new(),
         }
     }
@@ -210,14 +214,44 @@ impl MessageStore {
         }
     }
 
-    /// The hook every state change passes through.
-    fn transition(&self, transition: Transition, message: &StoredMessage) {
-        tracing::trace!(
-            message_id = %message.message_id,
-            ?transition,
-            state = ?message.state,
-            "message transition"
-        );
+    /// The record of a state change: every transition passes through here
+    /// once and lands in the outbox the queue publishes (`events.rs`).
+    fn transition(
+        how: Transition,
+        seq: u64,
+        message: &StoredMessage,
+        at: Option<u64>,
+        note: Option<Arc<str>>,
+    ) -> RawEvent {
+        RawEvent {
+            kind: how,
+            message_id: message.message_id,
+            seq,
+            nonce: message.nonce,
+            receive_count: message.receive_count,
+            state: message.state,
+            at,
+            note,
+        }
+    }
+
+    /// The transitions recorded since the last call, for the queue to
+    /// publish; `swap` keeps the outbox's capacity.
+    pub fn take_outbox(&mut self, into: &mut Vec<RawEvent>) {
+        std::mem::swap(&mut self.outbox, into);
+    }
+
+    pub fn has_events(&self) -> bool {
+        !self.outbox.is_empty()
+    }
+
+    /// Records a transition that changes no index: a delete with a stale
+    /// handle (it succeeds and removes nothing).
+    pub fn note(&mut self, seq: u64, how: Transition) {
+        if let Some(m) = self.messages.get(&seq) {
+            self.outbox
+                .push(MessageStore::transition(how, seq, m, None, None));
+        }
     }
 
     fn next_order(&mut self) -> u64 {
@@ -235,20 +269,21 @@ impl MessageStore {
                 break;
             }
             self.delayed.pop_first();
-            self.make_available(seq, until, Transition::DelayEnded);
+            self.make_available(seq, until, Transition::DelayEnded, Some(until));
         }
         while let Some(&(until, _, seq)) = self.in_flight.first() {
             if until > now {
                 break;
             }
             self.in_flight.pop_first();
-            self.make_available(seq, until, Transition::Released);
+            self.make_available(seq, until, Transition::Released, Some(until));
         }
         while let Some(&(enqueued, seq)) = self.by_age.first() {
-            if enqueued.saturating_add(retention_ms) > now {
+            let due = enqueued.saturating_add(retention_ms);
+            if due > now {
                 break;
             }
-            self.remove(seq, Transition::Expired);
+            self.remove_at(seq, Transition::Expired, Some(due));
         }
     }
 
@@ -256,10 +291,27 @@ impl MessageStore {
     /// than `now`. Returns its slot.
     pub fn insert(
         &mut self,
+        message: StoredMessage,
+        visible_at: u64,
+        now: u64,
+        how: Transition,
+    ) -> u64 {
+        let note = match how {
+            Transition::ArrivedFromSource => message.dead_letter_source_arn.clone(),
+            _ => None,
+        };
+        self.insert_noted(message, visible_at, now, how, note)
+    }
+
+    /// [`MessageStore::insert`] with a note for the event (where the
+    /// message came from).
+    pub fn insert_noted(
+        &mut self,
         mut message: StoredMessage,
         visible_at: u64,
         now: u64,
         how: Transition,
+        note: Option<Arc<str>>,
     ) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -283,7 +335,8 @@ impl MessageStore {
             }
         }
         let group = self.fifo.is_some().then(|| group_of(&message));
-        self.transition(how, &message);
+        self.outbox
+            .push(MessageStore::transition(how, seq, &message, None, note));
         self.messages.insert(seq, Box::new(message));
         if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
             fifo.groups
@@ -297,15 +350,17 @@ impl MessageStore {
     }
 
     /// A message becomes receivable as of `since` (from Delayed or
-    /// InFlight, whose index entry the caller has already removed).
-    fn make_available(&mut self, seq: u64, since: u64, how: Transition) {
+    /// InFlight, whose index entry the caller has already removed). `at`:
+    /// when a deadline made it so (`None`: now).
+    fn make_available(&mut self, seq: u64, since: u64, how: Transition, at: Option<u64>) {
         let Some(message) = self.messages.get_mut(&seq) else {
             return;
         };
         message.state = State::Available;
         message.visible_since = since;
         let message = &self.messages[&seq];
-        self.transition(how, message);
+        self.outbox
+            .push(MessageStore::transition(how, seq, message, at, None));
         if self.fifo.is_none() {
             self.available.insert(seq);
         } else {
@@ -361,6 +416,10 @@ impl MessageStore {
 
     /// Removes a message from every index. Returns it.
     pub fn remove(&mut self, seq: u64, how: Transition) -> Option<StoredMessage> {
+        self.remove_at(seq, how, None)
+    }
+
+    fn remove_at(&mut self, seq: u64, how: Transition, at: Option<u64>) -> Option<StoredMessage> {
         let message = *self.messages.remove(&seq)?;
         self.by_age.remove(&(message.enqueued_ms, seq));
         self.by_id.remove(&message.message_id);
@@ -382,7 +441,8 @@ impl MessageStore {
             }
             self.refresh_group(&group_id);
         }
-        self.transition(how, &message);
+        self.outbox
+            .push(MessageStore::transition(how, seq, &message, at, None));
         Some(message)
     }
 
@@ -401,7 +461,13 @@ impl MessageStore {
         message.first_receive_ms.get_or_insert(now);
         self.in_flight.insert((until, order, seq));
         let message = &self.messages[&seq];
-        self.transition(Transition::Received, message);
+        self.outbox.push(MessageStore::transition(
+            Transition::Received,
+            seq,
+            message,
+            None,
+            None,
+        ));
         if self.fifo.is_some() {
             let group_id = group_of(message);
             self.refresh_group(&group_id);
@@ -485,7 +551,7 @@ impl MessageStore {
             State::InFlight(old) => {
                 self.in_flight.remove(&(old, order, seq));
                 if until <= now {
-                    self.make_available(seq, now, Transition::Released);
+                    self.make_available(seq, now, Transition::Released, None);
                     return;
                 }
             }
@@ -501,7 +567,13 @@ impl MessageStore {
         message.state = State::InFlight(until);
         self.in_flight.insert((until, order, seq));
         let message = &self.messages[&seq];
-        self.transition(Transition::VisibilityChanged, message);
+        self.outbox.push(MessageStore::transition(
+            Transition::VisibilityChanged,
+            seq,
+            message,
+            None,
+            None,
+        ));
     }
 
     /// Extends the visibility of an in-flight message without a new
@@ -518,21 +590,27 @@ impl MessageStore {
         }
     }
 
-    /// Removes every message.
-    pub fn purge(&mut self) -> usize {
-        let seqs: Vec<u64> = self.messages.keys().copied().collect();
-        for seq in &seqs {
-            if let Some(m) = self.messages.get(seq) {
-                self.transition(Transition::Purged, m);
-            }
+    /// Removes every message, recording each as `how` (purged, or gone
+    /// with its queue).
+    pub fn purge_as(&mut self, how: Transition) -> usize {
+        let mut outbox = std::mem::take(&mut self.outbox);
+        for (seq, m) in &self.messages {
+            outbox.push(MessageStore::transition(how, *seq, m, None, None));
         }
+        let count = self.messages.len();
         let fifo = self.fifo.is_some();
         let (next_seq, next_nonce, next_order) = (self.next_seq, self.next_nonce, self.next_order);
         *self = MessageStore::new(fifo);
         self.next_seq = next_seq;
         self.next_nonce = next_nonce;
         self.next_order = next_order;
-        seqs.len()
+        self.outbox = outbox;
+        count
+    }
+
+    /// Removes every message.
+    pub fn purge(&mut self) -> usize {
+        self.purge_as(Transition::Purged)
     }
 
     /// Takes up to `max` available messages out, oldest first (FIFO: each

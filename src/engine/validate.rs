@@ -53,13 +53,15 @@ pub fn message_size(body: &str, attributes: &MessageAttributes) -> usize {
             .sum::<usize>()
 }
 
+/// AWS accepts letters beyond ASCII (`attr.1øßä`), not symbols such as
+/// `§` or ASCII punctuation other than `_ - .`.
 fn valid_attribute_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     !name.is_empty()
-        && name.len() <= 256
+        && name.chars().count() <= 256
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
         && !lower.starts_with("aws.")
         && !lower.starts_with("amazon.")
         && !name.starts_with('.')
@@ -285,7 +287,18 @@ mod tests {
 
     #[test]
     fn attribute_names() {
-        for good in ["a", "Foo.Bar", "x-y_z", "A1"] {
+        let latin: String = ('\u{C0}'..='\u{17F}')
+            .filter(|c| c.is_alphabetic())
+            .collect();
+        for good in [
+            "a",
+            "Foo.Bar",
+            "x-y_z",
+            "A1",
+            "attr.1øßä",
+            &latin,
+            &"ä".repeat(256),
+        ] {
             assert!(valid_attribute_name(good), "{good}");
         }
         for bad in [
@@ -294,8 +307,17 @@ mod tests {
             "a.",
             "a..b",
             "AWS.x",
+            "aWs.x",
             "amazon.y",
+            "AMAZON.y",
             "sp ace",
+            "a§b",
+            "a!b",
+            "a\"b",
+            "a(b",
+            "a?b",
+            "a/b",
+            "a:b",
             &"a".repeat(257),
         ] {
             assert!(!valid_attribute_name(bad), "{bad}");

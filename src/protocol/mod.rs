@@ -29,6 +29,9 @@ pub use context::Settings;
 pub enum Protocol {
     Json,
     Query,
+    /// A query request that sent `Accept: application/json`: answered with
+    /// a JSON rendering of the XML document, as AWS does.
+    QueryAsJson,
 }
 
 /// The parts of an HTTP request the protocols look at.
@@ -115,11 +118,16 @@ pub fn decode(
             })
         }
         Dispatch::Query(params) => {
+            let protocol = if accepts_json(&req.headers) {
+                Protocol::QueryAsJson
+            } else {
+                Protocol::Query
+            };
             let context = context::build(settings, &req.headers, &params, true);
             let request = decode_query(req, &params, &context)
-                .map_err(|e| encode_error(Protocol::Query, &e, request_id))?;
+                .map_err(|e| encode_error(protocol, &e, request_id))?;
             Ok(Call {
-                protocol: Protocol::Query,
+                protocol,
                 context,
                 request,
             })
@@ -131,6 +139,19 @@ pub fn decode(
             body: xml::UNKNOWN_OPERATION_BODY.to_string(),
         }),
     }
+}
+
+/// Whether a query caller asks for JSON (`Accept: application/json`).
+fn accepts_json(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("accept")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            let media = media.split(';').next().unwrap_or("").trim();
+            media.eq_ignore_ascii_case("application/json")
+        })
 }
 
 fn decode_query(
@@ -147,13 +168,9 @@ fn decode_query(
     };
     let action = Action::from_name(name).ok_or_else(invalid)?;
     let queue_path = query::queue_path(&req.path);
-    // Account-level actions are not valid on a queue's endpoint [R].
-    if queue_path.is_some()
-        && matches!(
-            action,
-            Action::ListQueues | Action::CreateQueue | Action::GetQueueUrl
-        )
-    {
+    // Account-level actions are not valid on a queue's endpoint [R];
+    // GetQueueUrl is, and answers for the queue it names (issue 9).
+    if queue_path.is_some() && matches!(action, Action::ListQueues | Action::CreateQueue) {
         return Err(invalid());
     }
     let url_from_path = queue_path.map(|p| format!("{}{p}", context.base_url));
@@ -179,6 +196,10 @@ pub fn encode_response(protocol: Protocol, response: &Response, request_id: &str
             xml::CONTENT_TYPE,
             xml::encode_response(response, request_id),
         ),
+        Protocol::QueryAsJson => (
+            xml::JSON_CONTENT_TYPE,
+            xml::encode_response_json(response, request_id),
+        ),
     };
     HttpResponse {
         status: 200,
@@ -196,6 +217,10 @@ pub fn encode_error(protocol: Protocol, error: &SqsError, request_id: &str) -> H
             (json::CONTENT_TYPE, json::encode_error(error))
         }
         Protocol::Query => (xml::CONTENT_TYPE, xml::encode_error(error, request_id)),
+        Protocol::QueryAsJson => (
+            xml::JSON_CONTENT_TYPE,
+            xml::encode_error_json(error, request_id),
+        ),
     };
     HttpResponse {
         status: error.code.status(),
@@ -299,7 +324,7 @@ mod tests {
 
     #[test]
     fn account_actions_on_a_queue_path_are_invalid() {
-        for action in ["ListQueues", "CreateQueue", "GetQueueUrl"] {
+        for action in ["ListQueues", "CreateQueue"] {
             let body = format!("Action={action}&QueueName=q");
             let resp = decode(
                 &request("/000000000000/q", None, &[FORM], &body),
@@ -442,5 +467,79 @@ mod tests {
             )
         );
         assert_eq!(header(&q, "x-amzn-requestid"), Some("r1"));
+    }
+
+    #[test]
+    fn get_queue_url_is_valid_on_a_queue_path() {
+        let call = decode(
+            &request(
+                "/000000000000/q",
+                None,
+                &[FORM, HOST],
+                "Action=GetQueueUrl&QueueName=other",
+            ),
+            &settings(),
+            "rid",
+        )
+        .unwrap();
+        match call.request {
+            Request::GetQueueUrl(r) => assert_eq!(r.queue_name.as_deref(), Some("other")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn accept_json_renders_query_answers_as_json() {
+        let plain = decode(
+            &request("/", None, &[FORM], "Action=ListQueues"),
+            &settings(),
+            "rid",
+        )
+        .unwrap();
+        assert_eq!(plain.protocol, Protocol::Query);
+        let call = decode(
+            &request(
+                "/",
+                None,
+                &[FORM, ("accept", "text/html, application/json;q=0.9")],
+                "Action=ListQueues",
+            ),
+            &settings(),
+            "rid",
+        )
+        .unwrap();
+        assert_eq!(call.protocol, Protocol::QueryAsJson);
+        let ok: Result<Response, SqsError> =
+            Ok(Response::ListQueues(crate::api::ListQueuesResult {
+                queue_urls: vec!["http://h/000000000000/a".into()],
+                next_token: None,
+            }));
+        let resp = encode(Protocol::QueryAsJson, &ok, "r1");
+        assert_eq!(resp.content_type, "application/json");
+        let v: serde_json::Value = serde_json::from_str(&resp.body).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"ListQueuesResponse": {
+                "ListQueuesResult": {"queueUrls": ["http://h/000000000000/a"]},
+                "ResponseMetadata": {"RequestId": "r1"}
+            }})
+        );
+        // A decode error answers in JSON too.
+        let err = decode(
+            &request(
+                "/",
+                None,
+                &[FORM, ("accept", "application/json")],
+                "Action=FooBar",
+            ),
+            &settings(),
+            "rid",
+        )
+        .unwrap_err();
+        let v: serde_json::Value = serde_json::from_str(&err.body).unwrap();
+        assert_eq!(v["Error"]["Code"], "InvalidAction");
+        assert_eq!(v["Error"]["Type"], "Sender");
+        assert_eq!(v["RequestId"], "rid");
+        assert_eq!(err.status, 400);
     }
 }

@@ -284,6 +284,99 @@ pub fn encode_error(error: &SqsError, request_id: &str) -> String {
     out
 }
 
+/// Content type of a query response rendered as JSON.
+pub const JSON_CONTENT_TYPE: &str = "application/json";
+
+/// A query response rendered as JSON, for a query request that sent
+/// `Accept: application/json`: the XML document's nesting
+/// (`{"<Op>Response": {"<Op>Result": {…}, "ResponseMetadata": {…}}}`),
+/// scalars under their element names, lists as arrays under AWS's
+/// lower-camel member names (`queueUrls`, `messages`), maps as objects.
+pub fn encode_response_json(response: &Response, request_id: &str) -> String {
+    let action = response.action();
+    let op = action.name();
+    let mut body = serde_json::Map::new();
+    if let Some(fields) = result_shape(action) {
+        let result = json_fields(fields, &response.to_json());
+        body.insert(format!("{op}Result"), Value::Object(result));
+    }
+    body.insert(
+        "ResponseMetadata".into(),
+        serde_json::json!({ "RequestId": request_id }),
+    );
+    let mut root = serde_json::Map::new();
+    root.insert(format!("{op}Response"), Value::Object(body));
+    Value::Object(root).to_string()
+}
+
+/// The query error document rendered as JSON:
+/// `{"Error": {"Type", "Code", "Message"}, "RequestId"}`.
+pub fn encode_error_json(error: &SqsError, request_id: &str) -> String {
+    let message = if error.code == ErrorCode::QueueDoesNotExist {
+        QUERY_QUEUE_DOES_NOT_EXIST
+    } else {
+        error.message.as_str()
+    };
+    serde_json::json!({
+        "Error": {
+            "Type": error.code.fault(),
+            "Code": error.code.query_code(),
+            "Message": message,
+        },
+        "RequestId": request_id,
+    })
+    .to_string()
+}
+
+/// `QueueUrls` → `queueUrls`: how AWS names a list in the JSON rendering.
+fn lower_camel(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+fn json_fields(fields: &[Field], value: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for field in fields {
+        let Some(v) = value.get(field.json) else {
+            continue;
+        };
+        match &field.kind {
+            Kind::Text => {
+                if let Some(t) = scalar(v) {
+                    out.insert(field.xml.into(), Value::String(t));
+                }
+            }
+            Kind::TextList => {
+                let items = v.as_array().into_iter().flatten();
+                let items = items.filter_map(scalar).map(Value::String).collect();
+                out.insert(lower_camel(field.json), Value::Array(items));
+            }
+            Kind::Map { fields, .. } => {
+                let mut map = serde_json::Map::new();
+                for (k, item) in v.as_object().into_iter().flatten() {
+                    let rendered = match fields {
+                        Some(inner) => Value::Object(json_fields(inner, item)),
+                        None => Value::String(scalar(item).unwrap_or_default()),
+                    };
+                    map.insert(k.clone(), rendered);
+                }
+                out.insert(field.json.into(), Value::Object(map));
+            }
+            Kind::StructList(inner) => {
+                let items = v.as_array().into_iter().flatten();
+                let items = items
+                    .map(|item| Value::Object(json_fields(inner, item)))
+                    .collect();
+                out.insert(lower_camel(field.json), Value::Array(items));
+            }
+        }
+    }
+    out
+}
+
 fn write_fields(out: &mut String, fields: &[Field], value: &Value) {
     for field in fields {
         let Some(v) = value.get(field.json) else {

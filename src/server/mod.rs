@@ -37,6 +37,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, SqsError};
+use crate::history::{History, HistoryLimits};
 use crate::protocol::{self, HttpRequest, HttpResponse, Settings};
 
 mod connections;
@@ -129,11 +130,22 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {
+        // History subscribes to the engine's events only when it can be read.
+        let history = (config.history_events > 0).then(|| {
+            let history = Arc::new(History::new(HistoryLimits {
+                max_events: config.history_events,
+                max_finished: config.history_finished,
+                ..HistoryLimits::default()
+            }));
+            engine.subscribe(history.clone());
+            history
+        });
         app = app.merge(crate::admin::router(Arc::new(crate::admin::Admin {
             engine: engine.clone(),
             token: config.admin_token.clone().filter(|t| !t.is_empty()),
             started: Instant::now(),
             settings,
+            history,
         })));
     }
 

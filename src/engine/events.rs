@@ -1,0 +1,206 @@
+//! The engine's event stream: every change of a message's state, emitted
+//! once, from the one place it happens ([`MessageStore`]'s transitions),
+//! to whoever subscribed — history, metrics, the persistence journal —
+//! and turned into long-poll wake-ups.
+//!
+//! Cost on the hot path: the store appends a small `Copy` record to its
+//! outbox per transition; when the queue's lock guard is dropped the
+//! outbox is turned into [`Event`]s and handed to the subscribers, still
+//! under the queue lock, so every queue's events reach subscribers in the
+//! order they happened. With no subscriber, no [`Event`] is built.
+//!
+//! [`MessageStore`]: super::store::MessageStore
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use uuid::Uuid;
+
+use super::store::{State, Transition};
+use super::QueueKey;
+
+/// What the store records of a transition, before the queue adds who and
+/// when. Small and `Copy` but for the optional note.
+#[derive(Debug, Clone)]
+pub struct RawEvent {
+    pub kind: Transition,
+    pub message_id: Uuid,
+    pub seq: u64,
+    pub nonce: u64,
+    pub receive_count: u32,
+    /// The message's state after the transition (before, for removals).
+    pub state: State,
+    /// When a time-driven transition fell due (a deadline that a later
+    /// operation applied); `None`: now.
+    pub at: Option<u64>,
+    pub note: Option<Arc<str>>,
+}
+
+/// One transition of one message.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Server-wide order of events, from 1.
+    pub seq: u64,
+    pub at_ms: u64,
+    pub queue: Arc<QueueKey>,
+    pub message_id: Uuid,
+    pub kind: Transition,
+    pub receive_count: u32,
+    /// In flight: the visibility deadline; delayed: when the delay ends.
+    pub visible_at_ms: Option<u64>,
+    /// The receipt a receive issued (queue incarnation, slot, nonce): the
+    /// handle is derived from it on demand, with the server's key.
+    pub receipt: Option<(u64, u64, u64)>,
+    /// The dead-letter source, the queue a message was moved from, ...
+    pub note: Option<Arc<str>>,
+}
+
+impl Transition {
+    /// The name the admin API and the metrics use.
+    pub fn name(self) -> &'static str {
+        use Transition::*;
+        match self {
+            Sent => "sent",
+            DelayEnded => "delay_ended",
+            Received => "received",
+            VisibilityChanged => "visibility_changed",
+            Released => "released",
+            Deleted => "deleted",
+            Expired => "expired",
+            Purged => "purged",
+            MovedToDeadLetterQueue => "dead_lettered",
+            MovedByTask => "moved_by_task",
+            ArrivedFromSource => "arrived_from_source",
+            StaleDelete => "stale_delete",
+            QueueDeleted => "queue_deleted",
+            AdminDeleted => "admin_deleted",
+            RestoredOut => "restored_out",
+            RestoredIn => "restored_in",
+        }
+    }
+
+    pub const ALL: &'static [Transition] = &[
+        Transition::Sent,
+        Transition::DelayEnded,
+        Transition::Received,
+        Transition::VisibilityChanged,
+        Transition::Released,
+        Transition::Deleted,
+        Transition::Expired,
+        Transition::Purged,
+        Transition::MovedToDeadLetterQueue,
+        Transition::MovedByTask,
+        Transition::ArrivedFromSource,
+        Transition::StaleDelete,
+        Transition::QueueDeleted,
+        Transition::AdminDeleted,
+        Transition::RestoredOut,
+        Transition::RestoredIn,
+    ];
+
+    pub fn from_name(name: &str) -> Option<Transition> {
+        Transition::ALL.iter().copied().find(|t| t.name() == name)
+    }
+}
+
+/// Receives the engine's events. Called under the emitting queue's lock:
+/// keep it short and never call back into the engine.
+pub trait Subscriber: Send + Sync {
+    fn publish(&self, events: &[Event]);
+}
+
+/// The subscribers, and the server-wide event order.
+#[derive(Default)]
+pub struct EventBus {
+    subscribers: RwLock<Vec<Arc<dyn Subscriber>>>,
+    active: AtomicBool,
+    /// The last sequence number handed out. Held while events are numbered
+    /// and delivered, so every subscriber sees them in sequence order.
+    last_seq: Mutex<u64>,
+}
+
+impl EventBus {
+    pub fn subscribe(&self, subscriber: Arc<dyn Subscriber>) {
+        let mut subscribers = self.subscribers.write().unwrap_or_else(|p| p.into_inner());
+        subscribers.push(subscriber);
+        self.active.store(true, Ordering::Release);
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Stamps and hands out one queue's events.
+    pub(super) fn publish(
+        &self,
+        queue: &Arc<QueueKey>,
+        queue_uid: u64,
+        raw: &[RawEvent],
+        now: u64,
+    ) {
+        if !self.is_active() || raw.is_empty() {
+            return;
+        }
+        let mut last_seq = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
+        let first = *last_seq + 1;
+        *last_seq += raw.len() as u64;
+        let events: Vec<Event> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Event {
+                seq: first + i as u64,
+                at_ms: r.at.unwrap_or(now),
+                queue: queue.clone(),
+                message_id: r.message_id,
+                kind: r.kind,
+                receive_count: r.receive_count,
+                visible_at_ms: match r.state {
+                    State::InFlight(until) | State::Delayed(until) => Some(until),
+                    State::Available => None,
+                },
+                receipt: (r.kind == Transition::Received).then_some((queue_uid, r.seq, r.nonce)),
+                note: r.note.clone(),
+            })
+            .collect();
+        let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        for s in subscribers.iter() {
+            s.publish(&events);
+        }
+    }
+}
+
+/// Which waiting long polls a batch of a queue's transitions concerns.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Wakes {
+    /// Messages that became receivable: one waiting poll each.
+    pub one_each: usize,
+    /// Every waiting poll must look again (a deadline moved, a delayed
+    /// message arrived, a FIFO group may have unlocked, a purge).
+    pub everyone: bool,
+}
+
+impl Wakes {
+    /// What a transition means for waiting polls. `fifo`: on FIFO queues a
+    /// removed in-flight message may unlock the rest of its group.
+    pub fn of(raw: &[RawEvent], fifo: bool) -> Wakes {
+        use Transition::*;
+        let mut w = Wakes::default();
+        for r in raw {
+            match (r.kind, r.state) {
+                (Sent | ArrivedFromSource | RestoredIn, State::Available) => w.one_each += 1,
+                (Sent | ArrivedFromSource | RestoredIn, State::Delayed(_)) => w.everyone = true,
+                (DelayEnded, _) => w.one_each += 1,
+                // Released by its deadline (a poll's own timer covers it)
+                // or at once by ChangeMessageVisibility(0).
+                (Released, _) if r.at.is_some() => w.one_each += 1,
+                (Released | VisibilityChanged | Purged, _) => w.everyone = true,
+                (
+                    Deleted | Expired | AdminDeleted | RestoredOut | MovedToDeadLetterQueue,
+                    State::InFlight(_),
+                ) if fifo => w.everyone = true,
+                _ => {}
+            }
+        }
+        w
+    }
+}
