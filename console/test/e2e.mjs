@@ -24,6 +24,8 @@ const BIN = process.env.RETSU_BIN || join(repo, 'target', 'debug', 'retsu');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const updateDocs = process.argv.includes('--update-docs');
 const WAIT_MS = 15000;
+// The screenshots the README shows (docs/console-NAME.png).
+const DOC_SHOTS = ['queues', 'queue', 'fifo-queue', 'message', 'dead-letters', 'time', 'queues-dark-narrow'];
 
 let passed = 0;
 let failed = 0;
@@ -121,7 +123,7 @@ async function shot(page, name) {
   const file = join(artifacts, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   await toasts('');
-  if (updateDocs) copyFileSync(file, join(docs, `console-${name}.png`));
+  if (updateDocs && DOC_SHOTS.includes(name)) copyFileSync(file, join(docs, `console-${name}.png`));
 }
 
 async function main() {
@@ -147,6 +149,7 @@ async function main() {
       queues: await serves('queues'),
       clock: await serves('clock'),
       history: await serves('messages/none'),
+      events: await serves('events'),
       faults: await serves('faults'),
     };
     console.log(`# admin endpoints served: ${JSON.stringify(has)}`);
@@ -231,7 +234,7 @@ async function main() {
       check('without a history endpoint the message page says so and shows the message', (await page.locator('pre.body').innerText()) !== '');
       skipped.push('history from the server (it has no /_retsu/messages yet): drawn from a contract-shaped fixture instead');
     }
-    await shot(page, 'message');
+    await shot(page, has.history ? 'message-early' : 'message');
     await axe(page, 'message');
     if (!has.history) {
       // The drawing itself, from an answer in the contract's shape
@@ -281,6 +284,15 @@ async function main() {
       check('advancing the clock expired the visibility timeout', (await row.getByTestId('receive-count').innerText()) === '1');
       c = await counts(url);
       check('SQS agrees: all 3 visible again', c.available === 3 && c.inflight === 0, JSON.stringify(c));
+      if (has.history) {
+        await row.getByRole('link').first().click();
+        const released = page.locator('[data-testid="history"] [data-kind="released"]');
+        await released.waitFor();
+        check('the history shows the timeout returning it: In flight → Available',
+          (await released.locator('.states').innerText()).replace(/\s+/g, ' ').includes('In flight → Available'));
+        await page.goBack();
+        await page.getByRole('heading', { name: 'orders', level: 1 }).waitFor();
+      }
     } else {
       check('clock endpoint served', false, 'no /_retsu/clock');
     }
@@ -305,6 +317,24 @@ async function main() {
       back.Messages && back.Messages.length === 1 && back.Messages[0].MessageId === first.MessageId && back.Messages[0].Body === first.Body,
       JSON.stringify(back.Messages));
     check('its receive count restarted (this receive is #1)', back.Messages && back.Messages[0].Attributes.ApproximateReceiveCount === '1');
+    if (has.history) {
+      // The whole life so far, drawn from the server's history.
+      await page.goto(`${EP}/_retsu/ui/#/messages/${first.MessageId}`);
+      const history = page.getByTestId('history');
+      await history.locator('[data-kind="restored_in"]').waitFor();
+      const kinds = await history.locator('li').evaluateAll((lis) => lis.map((li) => li.dataset.kind));
+      const order = ['sent', 'received', 'released', 'dead_lettered', 'restored_in', 'received'];
+      let at = 0;
+      for (const k of kinds) if (k === order[at]) at++;
+      check('the message page follows its whole life: sent, received, released, dead-lettered, restored, received again',
+        at === order.length, kinds.join(','));
+      check('the state machine shows it went through Dead-letter',
+        (await page.locator('ol.machine .st-deadletter').getAttribute('class')).includes('visited'));
+      await shot(page, 'message');
+      await axe(page, 'message (full history)');
+      await page.getByRole('link', { name: 'Dead letters' }).click();
+      await dlq.getByTestId('message-row').first().waitFor();
+    }
 
     // ---- redrive the rest with a message move task ----
     await dlq.getByTestId('redrive-orders-dlq').click();
@@ -323,6 +353,10 @@ async function main() {
       const r = ordersRow;
       return Number(await r.getByTestId('count-available').innerText()) + Number(await r.getByTestId('count-inflight').innerText()) === 3;
     });
+    if (has.events) {
+      check('activity charts show rates from the event log',
+        (await ordersRow.innerText()).includes('sent/s') && (await ordersRow.locator('.spark canvas').count()) === 1);
+    }
     await shot(page, 'queues');
     await axe(page, 'queues');
     await page.getByTestId('purge-orders').click();

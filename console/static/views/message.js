@@ -11,11 +11,16 @@ import { peek } from './queue.js';
 // The states a message can be in, and where each event leaves it.
 const STATES = [
   ['delayed', 'Delayed'], ['available', 'Available'], ['inflight', 'In flight'],
-  ['deleted', 'Deleted'], ['deadletter', 'Dead-letter'], ['expired', 'Expired'], ['gone', 'Purged / removed'],
+  ['deleted', 'Deleted'], ['deadletter', 'Dead-letter'], ['expired', 'Expired'], ['gone', 'Purged'],
 ];
 
-/** The state an event leaves the message in (null: unchanged). */
-export function stateAfter(e) {
+/**
+ * The state an event leaves the message in (null: unchanged), given the
+ * state before it: a message arriving from its source after being
+ * dead-lettered is a dead letter (available in the dead-letter queue).
+ */
+export function stateAfter(e, before = null) {
+  if (e.kind === 'arrived_from_source' && before === 'deadletter') return 'deadletter';
   switch (e.kind) {
     case 'sent':
       return e.visible_at_ms !== null && e.visible_at_ms !== undefined && e.visible_at_ms > e.at_ms ? 'delayed' : 'available';
@@ -31,10 +36,12 @@ export function stateAfter(e) {
       return 'deadletter';
     case 'expired':
       return 'expired';
-    case 'purged': case 'queue_deleted': case 'moved_by_task': case 'restored_out':
+    case 'purged': case 'queue_deleted':
       return 'gone';
     default:
-      return null; // stale_delete and anything newer: nothing changed
+      // stale_delete changed nothing; moved_by_task and restored_out are
+      // followed by the arrival in the other queue, which says where it is.
+      return null;
   }
 }
 
@@ -48,16 +55,18 @@ const KIND_TEXT = {
   restored_out: 'restored out of the dead-letter queue', restored_in: 'restored into this queue',
 };
 
-function StateMachine({ events }) {
+function StateMachine({ events, now }) {
   const visits = new Map();
   let current = null;
   for (const e of events) {
-    const s = stateAfter(e);
-    if (s) {
+    const s = stateAfter(e, current);
+    if (s && s !== current) {
       visits.set(s, (visits.get(s) || 0) + 1);
       current = s;
     }
   }
+  // Where it is now, when still stored, is what a peek says.
+  if (now) current = now.state;
   return html`<ol class="machine" aria-label="States this message has been in">
     ${STATES.map(([id, label]) => html`<li class=${`st st-${id} ${visits.has(id) ? 'visited' : ''} ${current === id ? 'current' : ''}`}>
       <span>${label}</span>${visits.has(id) ? html`<span class="small"> ×${visits.get(id)}</span>` : null}
@@ -70,7 +79,7 @@ function Path({ events }) {
   let prev = null;
   return html`<ol class="path" data-testid="history">
     ${events.map((e) => {
-      const next = stateAfter(e);
+      const next = stateAfter(e, prev);
       const from = prev;
       if (next) prev = next;
       const odd = e.kind === 'stale_delete' || e.kind === 'expired';
@@ -83,7 +92,7 @@ function Path({ events }) {
         <div class="small muted">
           ${fmtTime(e.at_ms)} · <a href=${queueHref(e.queue)}>${e.queue.name}</a> · receives ${e.receive_count}
           ${e.visible_at_ms !== null && e.visible_at_ms !== undefined ? html` · visible at ${fmtTime(e.visible_at_ms)} (${fmtDuration(e.visible_at_ms - e.at_ms)} later)` : null}
-          ${e.receipt_handle ? html` · receipt <span class="mono" title=${e.receipt_handle}>${e.receipt_handle.slice(0, 12)}…</span>` : null}
+          ${e.receipt_handle ? html` · receipt <span class="mono" title=${e.receipt_handle}>…${e.receipt_handle.slice(-12)}</span>` : null}
           ${e.detail ? html` · ${e.detail}` : null}
         </div>
       </li>`;
@@ -116,7 +125,7 @@ export function MessageView({ id }) {
     <h1 tabindex="-1">Message <span class="mono">${id}</span></h1>
     ${h && h.current ? html`<p>Now: <${StateBadge} state=${h.current.state} /> · receives ${h.current.receive_count}</p>` : null}
     ${h && !h.current ? html`<p>Now: no longer in any queue.</p>` : null}
-    ${h ? html`<${StateMachine} events=${h.events} />
+    ${h ? html`<${StateMachine} events=${h.events} now=${h.current} />
       <h2>History</h2>
       <${Path} events=${h.events} />
       ${h.truncated ? html`<p class="small muted">Older events were dropped from the log.</p>` : null}

@@ -38,11 +38,12 @@ async function sampleRates(queues) {
   let counts = null;
   if (rates.eventsOk !== false) {
     try {
-      const first = rates.since === null;
+      // The first read, or one after this screen was away, only finds
+      // where "now" is in the log.
+      const first = rates.since === null || !rates.lastAt || now - rates.lastAt > 5000;
       const r = await drainEvents(rates.since);
       rates.since = r.cursor;
       rates.eventsOk = true;
-      // The first read only finds where "now" is in the log.
       counts = first ? new Map() : r.counts;
     } catch (e) {
       if (e.unavailable) rates.eventsOk = false;
