@@ -213,6 +213,19 @@ async function main() {
     await shot(page, 'queue');
     await axe(page, 'queue');
 
+    // ---- attributes and tags, edited here, land in SQS ----
+    await page.getByLabel('MaximumMessageSize', { exact: true }).fill('2048');
+    await page.getByTestId('save-attrs').click();
+    await page.getByText('Saved MaximumMessageSize').waitFor();
+    const { Attributes: edited } = await sqs('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['MaximumMessageSize'] });
+    check('an attribute edited in the console is set through SQS', edited.MaximumMessageSize === '2048', edited.MaximumMessageSize);
+    await page.getByLabel('Key', { exact: true }).fill('team');
+    await page.getByLabel('Value', { exact: true }).fill('billing');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    await page.getByRole('button', { name: 'Remove tag team' }).waitFor();
+    const { Tags: tags } = await sqs('ListQueueTags', { QueueUrl: url });
+    check('a tag added in the console is on the queue', tags && tags.team === 'billing', JSON.stringify(tags));
+
     // ---- peeking changed nothing: the first real receive is receive #1 ----
     let c = await counts(url);
     check('peeking left every message visible', c.available === 3 && c.inflight === 0, JSON.stringify(c));
@@ -277,6 +290,13 @@ async function main() {
       await page.getByText(/^Clock advanced by 61s/).waitFor();
       await shot(page, 'time');
       await axe(page, 'time');
+      await page.getByTestId('clock-freeze').click();
+      await page.getByTestId('clock-badge').getByText(/frozen/).waitFor();
+      const frozen = await (await fetch(`${EP}/_retsu/clock`)).json();
+      check('Freeze freezes the server clock', frozen.frozen === true);
+      await page.getByTestId('clock-resume').click();
+      await page.getByTestId('clock-freeze').waitFor();
+      check('Resume lets it run again', (await (await fetch(`${EP}/_retsu/clock`)).json()).frozen === false);
       await page.goBack();
       await page.goBack();
       await page.getByRole('heading', { name: 'orders', level: 1 }).waitFor();
@@ -336,6 +356,13 @@ async function main() {
       await dlq.getByTestId('message-row').first().waitFor();
     }
 
+    // ---- delete one dead letter (no receipt handle needed) ----
+    const doomed = await dlq.getByTestId('message-row').first().getAttribute('data-message-id');
+    await dlq.getByTestId(`delete-msg-${doomed}`).click();
+    await page.getByTestId(`delete-msg-${doomed}-confirm`).click();
+    await waitFor('1 dead letter left', async () => (await dlq.getByTestId('message-row').count()) === 1);
+    check('a dead letter deleted in the console is gone from SQS', (await counts(dlqUrl)).available === 1);
+
     // ---- redrive the rest with a message move task ----
     await dlq.getByTestId('redrive-orders-dlq').click();
     await page.getByTestId('redrive-orders-dlq-confirm').click();
@@ -343,15 +370,15 @@ async function main() {
     await waitFor('the dead-letter queue empty', async () => (await counts(dlqUrl)).available === 0);
     await waitFor('the move task completed in the console', async () => (await dlq.getByTestId('move-task').first().getAttribute('data-status')) === 'COMPLETED');
     c = await counts(url);
-    check('redrive moved both back to orders', c.available + c.inflight === 3, JSON.stringify(c));
+    check('redrive moved the last dead letter back to orders', c.available + c.inflight === 2, JSON.stringify(c));
 
     // ---- purge, with its confirmation ----
     await page.getByRole('link', { name: 'Queues' }).click();
     const ordersRow = page.getByTestId('queue-row-orders');
     await ordersRow.waitFor();
-    await waitFor('orders counted 3', async () => {
+    await waitFor('orders counted 2', async () => {
       const r = ordersRow;
-      return Number(await r.getByTestId('count-available').innerText()) + Number(await r.getByTestId('count-inflight').innerText()) === 3;
+      return Number(await r.getByTestId('count-available').innerText()) + Number(await r.getByTestId('count-inflight').innerText()) === 2;
     });
     if (has.events) {
       check('activity charts show rates from the event log',
@@ -381,6 +408,14 @@ async function main() {
     check('the other group is unlocked', (await page.getByTestId('fifo-group').filter({ hasText: 'tenant-b' }).getByText('unlocked').count()) === 1);
     await shot(page, 'fifo-queue');
     await axe(page, 'fifo queue');
+
+    // ---- delete a queue, confirmed ----
+    await page.goto(`${EP}/_retsu/ui/#/queues`);
+    await page.getByTestId('delete-orders-dlq').click();
+    await page.getByTestId('delete-orders-dlq-confirm').click();
+    await waitFor('orders-dlq gone from the list', async () => (await page.getByTestId('queue-row-orders-dlq').count()) === 0);
+    const gone = await sqs('GetQueueUrl', { QueueName: 'orders-dlq' }).then(() => false, (e) => e.message.includes('QueueDoesNotExist') || e.message.includes('NonExistentQueue'));
+    check('a queue deleted in the console no longer exists', gone);
 
     // ---- dark, narrow ----
     await page.goto(`${EP}/_retsu/ui/#/queues`);
