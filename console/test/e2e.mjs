@@ -420,6 +420,12 @@ async function main() {
     // ---- dark, narrow ----
     await page.goto(`${EP}/_retsu/ui/#/queues`);
     await page.getByTestId('queue-row-jobs.fifo').waitFor();
+    // The oldest-message alarm: past the threshold the age turns red.
+    const oldest = page.getByTestId('queue-row-jobs.fifo').getByTestId('oldest');
+    check('under the threshold the oldest age is not an alarm', !(await oldest.getAttribute('class')).includes('alarm'));
+    await page.getByLabel('Oldest-message alarm at').fill('1');
+    await waitFor('the oldest age past 1 s shown as an alarm', async () => (await oldest.getAttribute('class')).includes('alarm'));
+    check('past the threshold the oldest age is an alarm', (await oldest.innerText()).includes('past the alarm'));
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.setViewportSize({ width: 420, height: 860 });
     await page.waitForTimeout(300);
