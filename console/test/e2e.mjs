@@ -42,8 +42,8 @@ function check(name, ok, detail = '') {
 }
 
 // ---- the server ----
-async function startServer() {
-  const child = spawn(BIN, ['--host', '127.0.0.1', '--port', '0'], {
+async function startServer(extra = []) {
+  const child = spawn(BIN, ['--host', '127.0.0.1', '--port', '0', ...extra], {
     env: { ...process.env, RETSU_LOG_LEVEL: 'info', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -448,6 +448,25 @@ async function main() {
     await page.getByRole('dialog', { name: 'Create a queue' }).waitFor();
     await page.keyboard.press('Escape');
     check('Escape closes the dialog', !(await page.getByRole('dialog', { name: 'Create a queue' }).isVisible()));
+
+    // ---- a server with --admin-token: the page asks for it, then works ----
+    const guarded = await startServer(['--admin-token', 's3cret']);
+    try {
+      await fetch(`${guarded.endpoint}/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'AmazonSQS.CreateQueue' },
+        body: JSON.stringify({ QueueName: 'guarded' }),
+      });
+      await page.goto(`${guarded.endpoint}/_retsu/ui/#/queues`);
+      await page.getByText('This server needs an admin token').waitFor();
+      check('without the token the console says it needs one', true);
+      page.once('dialog', (d) => d.accept('s3cret'));
+      await page.getByRole('button', { name: 'Token' }).click();
+      await page.getByTestId('queue-row-guarded').waitFor();
+      check('with the token the console shows the queues', true);
+    } finally {
+      guarded.child.kill('SIGTERM');
+    }
 
     check('the page never called ReceiveMessage', receives.length === 0, receives.join(', '));
     check('no script errors in the page', pageErrors.length === 0, pageErrors.join(' | '));
