@@ -3,14 +3,15 @@
 #   1. formatting and lints,
 #   2. Rust unit and integration tests (the real aws-sdk-sqs client against
 #      an in-process server),
-#   3. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
+#   3. the web console end to end in headless chromium (scripts/console-test.sh),
+#   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, aiobotocore, Celery, JavaScript v3 and v2,
 #      sqs-consumer, sqs-producer, Java SDK v2 and v1 on both protocols,
 #      Spring Cloud AWS, JMS, Go SDK v2 and v1 on both protocols), which
 #      installs its own pinned dependencies and rewrites COMPATIBILITY.md;
 #      without Java or Go those columns are skipped and it says so,
-#   4. a short benchmark smoke run, so the benchmark tool keeps working,
-#   5. the container image and compose file (scripts/docker-check.sh: builds
+#   5. a short benchmark smoke run, so the benchmark tool keeps working,
+#   6. the container image and compose file (scripts/docker-check.sh: builds
 #      the static binary and the FROM-scratch image with podman, runs it,
 #      validates docker-compose.yml; says loudly what it could not do).
 set -euo pipefail
@@ -24,6 +25,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace
+
+echo "== web console end to end"
+bash scripts/console-test.sh
 
 echo "== compatibility matrix"
 bash compat/run.sh

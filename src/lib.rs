@@ -13,6 +13,7 @@ pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod embed;
 pub mod engine;
 pub mod error;

@@ -14,7 +14,6 @@
 //! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
 //! `history.rs` (a message's history, recent events), `localstack.rs`.
 
-
 // Handlers return an early `Response` as their error: built once per admin
 // call, never on the SQS path, so its size does not matter.
 #![allow(clippy::result_large_err)]

@@ -63,6 +63,8 @@ struct AppState {
     /// How long a client may take to send a request body.
     body_timeout: Duration,
     metrics: Arc<Metrics>,
+    /// The web console (and the `/` redirect to it) is served with the admin API.
+    console: bool,
 }
 
 /// A server accepting connections. Dropping it (and every
@@ -115,6 +117,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
         },
         body_timeout: Duration::from_secs(config.limits.body_timeout),
         metrics: metrics.clone(),
+        console: !config.no_admin,
     });
     // GET /health for container health checks; no queue URL is /health,
     // and other methods there still reach the SQS handler.
@@ -125,6 +128,11 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let mut app = Router::new()
         .route("/health", health)
         .route("/metrics", scrape)
+        .merge(if config.no_admin {
+            Router::new()
+        } else {
+            crate::console::routes()
+        })
         .fallback(handle)
         .with_state(state);
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
@@ -230,6 +238,15 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = req.into_parts();
+    // A browser at the bare endpoint goes to the console; SQS never asks for HTML.
+    let (method, uri) = (&parts.method, &parts.uri);
+    if let Some(redirect) = state
+        .console
+        .then(|| crate::console::browser_redirect(method, uri.path(), uri.query(), &parts.headers))
+        .flatten()
+    {
+        return redirect;
+    }
     let read = tokio::time::timeout(
         state.body_timeout,
         read_body(&parts.headers, body, MAX_BODY_BYTES),
