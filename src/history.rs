@@ -10,12 +10,17 @@
 //! message's story survives the window moving on. Past either bound the
 //! oldest go first, and a trail that lost events says so (`cut`).
 //!
-//! Events are shared (`Arc`) between the window and the trails: each is
-//! stored once.
+//! Cost per event, on the request path: one push onto the window and one
+//! hash-map update. A message's trail is a chain through the window (each
+//! kept event remembers the sequence number of its message's previous
+//! one), so no per-message list is built; only the events of a finished
+//! message that the window drops are copied aside ("spilled"), which is
+//! rare with the default bounds.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use rustc_hash::FxHashMap;
 use uuid::Uuid;
 
 use crate::engine::events::{Event, Subscriber};
@@ -29,9 +34,6 @@ pub struct HistoryLimits {
     pub max_events: usize,
     /// Finished messages whose whole trail is kept past the window.
     pub max_finished: usize,
-    /// Events kept per message (a message received thousands of times
-    /// keeps its latest).
-    pub max_per_message: usize,
 }
 
 impl Default for HistoryLimits {
@@ -39,7 +41,6 @@ impl Default for HistoryLimits {
         HistoryLimits {
             max_events: 100_000,
             max_finished: 1_000,
-            max_per_message: 1_000,
         }
     }
 }
@@ -52,18 +53,39 @@ pub struct Trail {
     pub cut: bool,
 }
 
-#[derive(Debug, Default)]
+/// An event in the window, with its message's previous event (0: none).
+#[derive(Debug)]
 struct Kept {
-    events: VecDeque<Arc<Event>>,
-    cut: bool,
+    event: Arc<Event>,
+    prev: u64,
+}
+
+/// Where a message's chain ends, and whether it finished.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    last: u64,
+    finished: bool,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    window: VecDeque<Arc<Event>>,
-    live: HashMap<Uuid, Kept>,
-    finished: HashMap<Uuid, Kept>,
-    finished_order: VecDeque<Uuid>,
+    /// Events in sequence order, without gaps: the event numbered `seq`
+    /// sits at `seq - first`.
+    window: VecDeque<Kept>,
+    first: u64,
+    /// Live messages with an event in the window, and the finished ones of
+    /// `finished` (server-made ids: a fast non-keyed hash is safe).
+    heads: FxHashMap<Uuid, Head>,
+    finished: VecDeque<Uuid>,
+    /// Events of finished messages that left the window, oldest first.
+    spilled: FxHashMap<Uuid, Vec<Arc<Event>>>,
+}
+
+impl Inner {
+    fn at(&self, seq: u64) -> Option<&Kept> {
+        let i = seq.checked_sub(self.first)?;
+        self.window.get(usize::try_from(i).ok()?)
+    }
 }
 
 /// The history subscriber.
@@ -93,6 +115,14 @@ fn is_final(kind: Transition) -> bool {
     )
 }
 
+/// Transitions a message's life begins with (in some queue).
+fn is_start(kind: Transition) -> bool {
+    matches!(
+        kind,
+        Transition::Sent | Transition::ArrivedFromSource | Transition::RestoredIn
+    )
+}
+
 impl History {
     pub fn new(limits: HistoryLimits) -> History {
         History {
@@ -109,37 +139,50 @@ impl History {
     /// (or its trail has been dropped entirely).
     pub fn trail(&self, message_id: &Uuid) -> Option<Trail> {
         let inner = self.lock();
-        let kept = inner
-            .live
-            .get(message_id)
-            .or_else(|| inner.finished.get(message_id))?;
+        let head = inner.heads.get(message_id)?;
+        let mut events = Vec::new();
+        let mut seq = head.last;
+        let mut linked = true;
+        while seq != 0 {
+            match inner.at(seq) {
+                Some(kept) => {
+                    events.push(kept.event.clone());
+                    seq = kept.prev;
+                }
+                None => {
+                    linked = false;
+                    break;
+                }
+            }
+        }
+        events.reverse();
+        if !linked {
+            if let Some(spilled) = inner.spilled.get(message_id) {
+                let mut all = spilled.clone();
+                all.extend(events);
+                events = all;
+            }
+        }
+        if events.is_empty() {
+            return None;
+        }
         // A trail that does not begin where the message began was cut.
-        let starts = kept.events.front().is_some_and(|e| {
-            matches!(
-                e.kind,
-                Transition::Sent | Transition::ArrivedFromSource | Transition::RestoredIn
-            )
-        });
-        Some(Trail {
-            events: kept.events.iter().cloned().collect(),
-            cut: kept.cut || !starts,
-        })
+        let cut = !is_start(events[0].kind);
+        Some(Trail { events, cut })
     }
 
     /// Recent events matching `query`, in order, and whether the window no
     /// longer holds every event after `since` (it moved on).
     pub fn events(&self, query: &EventQuery) -> (Vec<Arc<Event>>, bool) {
         let inner = self.lock();
-        // The window is in sequence order: find the first event after `since`.
-        let start = inner.window.partition_point(|e| e.seq <= query.since);
-        let missed = query.since > 0
-            && inner
-                .window
-                .front()
-                .is_some_and(|first| first.seq > query.since + 1);
+        let start = usize::try_from((query.since + 1).saturating_sub(inner.first))
+            .unwrap_or(usize::MAX)
+            .min(inner.window.len());
+        let missed = query.since > 0 && !inner.window.is_empty() && inner.first > query.since + 1;
         let events = inner
             .window
             .range(start..)
+            .map(|k| &k.event)
             .filter(|e| query.queue.as_ref().is_none_or(|q| *e.queue == *q))
             .filter(|e| query.kinds.is_empty() || query.kinds.contains(&e.kind))
             .take(query.limit)
@@ -150,7 +193,7 @@ impl History {
 
     /// The newest event number (0 before the first).
     pub fn last_seq(&self) -> u64 {
-        self.lock().window.back().map_or(0, |e| e.seq)
+        self.lock().window.back().map_or(0, |k| k.event.seq)
     }
 
     /// Forgets everything (admin reset).
@@ -160,45 +203,52 @@ impl History {
 }
 
 impl Subscriber for History {
-    fn publish(&self, events: &[Event]) {
+    fn publish(&self, events: &[Arc<Event>]) {
         let limits = self.limits;
         let mut inner = self.lock();
         let inner = &mut *inner;
         for event in events {
-            let event = Arc::new(event.clone());
             let id = event.message_id;
-            inner.window.push_back(event.clone());
-            let kept = inner.live.entry(id).or_default();
-            kept.events.push_back(event.clone());
-            if kept.events.len() > limits.max_per_message {
-                kept.events.pop_front();
-                kept.cut = true;
+            if inner.window.is_empty() {
+                inner.first = event.seq;
             }
-            if is_final(event.kind) {
-                if let Some(kept) = inner.live.remove(&id) {
-                    inner.finished.insert(id, kept);
-                    inner.finished_order.push_back(id);
-                    if inner.finished_order.len() > limits.max_finished {
-                        if let Some(oldest) = inner.finished_order.pop_front() {
-                            inner.finished.remove(&oldest);
-                        }
+            let head = inner.heads.entry(id).or_insert(Head {
+                last: 0,
+                finished: false,
+            });
+            let prev = head.last;
+            head.last = event.seq;
+            let finished = is_final(event.kind);
+            head.finished |= finished;
+            inner.window.push_back(Kept {
+                event: event.clone(),
+                prev,
+            });
+            if finished {
+                inner.finished.push_back(id);
+                if inner.finished.len() > limits.max_finished {
+                    if let Some(oldest) = inner.finished.pop_front() {
+                        inner.heads.remove(&oldest);
+                        inner.spilled.remove(&oldest);
                     }
                 }
             }
-            // The window moves on; a live trail loses what falls out of it
-            // (finished trails keep theirs).
+            // The window moves on: a finished message keeps what leaves
+            // it; a live one whose last event leaves is forgotten.
             while inner.window.len() > limits.max_events {
                 let Some(old) = inner.window.pop_front() else {
                     break;
                 };
-                if let Some(kept) = inner.live.get_mut(&old.message_id) {
-                    if kept.events.front().is_some_and(|e| Arc::ptr_eq(e, &old)) {
-                        kept.events.pop_front();
-                        kept.cut = true;
-                        if kept.events.is_empty() {
-                            inner.live.remove(&old.message_id);
-                        }
+                inner.first = old.event.seq + 1;
+                let old_id = old.event.message_id;
+                match inner.heads.get(&old_id).copied() {
+                    Some(h) if h.finished => {
+                        inner.spilled.entry(old_id).or_default().push(old.event)
                     }
+                    Some(h) if h.last == old.event.seq => {
+                        inner.heads.remove(&old_id);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -209,8 +259,8 @@ impl Subscriber for History {
 mod tests {
     use super::*;
 
-    fn event(seq: u64, id: Uuid, kind: Transition) -> Event {
-        Event {
+    fn event(seq: u64, id: Uuid, kind: Transition) -> Arc<Event> {
+        Arc::new(Event {
             seq,
             at_ms: seq * 1000,
             queue: Arc::new(QueueKey {
@@ -224,7 +274,7 @@ mod tests {
             visible_at_ms: None,
             receipt: None,
             note: None,
-        }
+        })
     }
 
     #[test]
@@ -232,7 +282,6 @@ mod tests {
         let h = History::new(HistoryLimits {
             max_events: 3,
             max_finished: 1,
-            max_per_message: 10,
         });
         let (a, b, c) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
         h.publish(&[

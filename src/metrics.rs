@@ -15,7 +15,6 @@
 //! keyed by their queue's shared key, so no label is built per event);
 //! the label sets and the exposition are built when someone scrapes.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -26,6 +25,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use rustc_hash::FxHashMap;
 
 use crate::api::{Action, RequestContext};
 use crate::engine::events::{Event, Subscriber};
@@ -82,13 +82,18 @@ fn queue_labels(key: &QueueKey) -> QueueLabels {
 
 /// Counts per queue and transition kind. Keyed by the address of the
 /// queue's shared key (kept alive here), so counting hashes a pointer.
-type EventCounts = HashMap<usize, (Arc<QueueKey>, [u64; KINDS])>;
+type EventCounts = FxHashMap<usize, (Arc<QueueKey>, [u64; KINDS])>;
 
 /// The metrics subscriber and request recorder.
 pub struct Metrics {
     events: Mutex<EventCounts>,
     requests: Family<RequestLabels, Counter>,
     latency: LatencyFamily,
+    /// Per action (in `Action::ALL` order), the `ok` counter and the
+    /// latency histogram, made once: a request bumps them without hashing
+    /// labels.
+    ok: Vec<Counter>,
+    latencies: Vec<Histogram>,
 }
 
 impl Default for Metrics {
@@ -108,10 +113,27 @@ fn latency_histogram() -> Histogram {
 
 impl Metrics {
     pub fn new() -> Metrics {
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = LatencyFamily::new_with_constructor(latency_histogram);
+        let ok = Action::ALL
+            .iter()
+            .map(|a| {
+                requests.get_or_create_owned(&RequestLabels {
+                    action: a.name(),
+                    outcome: "ok",
+                })
+            })
+            .collect();
+        let latencies = Action::ALL
+            .iter()
+            .map(|a| latency.get_or_create_owned(&ActionLabels { action: a.name() }))
+            .collect();
         Metrics {
-            events: Mutex::new(HashMap::new()),
-            requests: Family::default(),
-            latency: Family::new_with_constructor(latency_histogram),
+            events: Mutex::new(FxHashMap::default()),
+            requests,
+            latency,
+            ok,
+            latencies,
         }
     }
 
@@ -124,17 +146,22 @@ impl Metrics {
         error: Option<&'static str>,
         elapsed: Duration,
     ) {
-        let name = action.map_or("unknown", Action::name);
-        self.requests
-            .get_or_create(&RequestLabels {
-                action: name,
-                outcome: error.unwrap_or("ok"),
-            })
-            .inc();
-        if action.is_some() {
-            self.latency
-                .get_or_create(&ActionLabels { action: name })
-                .observe(elapsed.as_secs_f64());
+        let index = action.and_then(|a| Action::ALL.iter().position(|x| *x == a));
+        match (index, error) {
+            (Some(i), None) => {
+                self.ok[i].inc();
+            }
+            _ => {
+                self.requests
+                    .get_or_create(&RequestLabels {
+                        action: action.map_or("unknown", Action::name),
+                        outcome: error.unwrap_or("ok"),
+                    })
+                    .inc();
+            }
+        }
+        if let Some(i) = index {
+            self.latencies[i].observe(elapsed.as_secs_f64());
         }
     }
 
@@ -265,7 +292,7 @@ impl Metrics {
 }
 
 impl Subscriber for Metrics {
-    fn publish(&self, events: &[Event]) {
+    fn publish(&self, events: &[Arc<Event>]) {
         let mut counts = lock(&self.events);
         for e in events {
             let entry = counts

@@ -106,7 +106,8 @@ impl Transition {
 /// Receives the engine's events. Called under the emitting queue's lock:
 /// keep it short and never call back into the engine.
 pub trait Subscriber: Send + Sync {
-    fn publish(&self, events: &[Event]);
+    /// Events are shared: a subscriber that keeps one clones the `Arc`.
+    fn publish(&self, events: &[Arc<Event>]);
 }
 
 /// The subscribers, and the server-wide event order.
@@ -144,22 +145,25 @@ impl EventBus {
         let mut last_seq = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
         let first = *last_seq + 1;
         *last_seq += raw.len() as u64;
-        let events: Vec<Event> = raw
+        let events: Vec<Arc<Event>> = raw
             .iter()
             .enumerate()
-            .map(|(i, r)| Event {
-                seq: first + i as u64,
-                at_ms: r.at.unwrap_or(now),
-                queue: queue.clone(),
-                message_id: r.message_id,
-                kind: r.kind,
-                receive_count: r.receive_count,
-                visible_at_ms: match r.state {
-                    State::InFlight(until) | State::Delayed(until) => Some(until),
-                    State::Available => None,
-                },
-                receipt: (r.kind == Transition::Received).then_some((queue_uid, r.seq, r.nonce)),
-                note: r.note.clone(),
+            .map(|(i, r)| {
+                Arc::new(Event {
+                    seq: first + i as u64,
+                    at_ms: r.at.unwrap_or(now),
+                    queue: queue.clone(),
+                    message_id: r.message_id,
+                    kind: r.kind,
+                    receive_count: r.receive_count,
+                    visible_at_ms: match r.state {
+                        State::InFlight(until) | State::Delayed(until) => Some(until),
+                        State::Available => None,
+                    },
+                    receipt: (r.kind == Transition::Received)
+                        .then_some((queue_uid, r.seq, r.nonce)),
+                    note: r.note.clone(),
+                })
             })
             .collect();
         let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());

@@ -143,7 +143,6 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
             let history = Arc::new(History::new(HistoryLimits {
                 max_events: config.history_events,
                 max_finished: config.history_finished,
-                ..HistoryLimits::default()
             }));
             engine.subscribe(history.clone());
             history

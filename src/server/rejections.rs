@@ -22,8 +22,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use crate::error::SqsError;
 use crate::protocol::{self, Protocol};
 
-/// How much of each request's start is kept to guess its protocol.
-const SAMPLE_BYTES: usize = 4096;
+/// How much of each request's start is kept to guess its protocol (the
+/// request line and the first headers, where SDKs put X-Amz-Target).
+const SAMPLE_BYTES: usize = 1024;
 
 pub(super) struct Rewriter<S> {
     inner: S,
@@ -147,12 +148,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Rewriter<S> {
 /// The status of a response that is hyper's own bare error: a 4xx/5xx
 /// head, complete in this write, declaring an empty body, nothing after.
 fn bare_error_status(first: &[u8], total: usize) -> Option<u16> {
-    let head_end = first.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    if head_end != first.len() || total != first.len() {
+    // Cheap checks first: this runs on every response head.
+    if total != first.len() || !matches!(first.get(9), Some(b'4' | b'5')) {
         return None;
     }
     let status: u16 = std::str::from_utf8(first.get(9..12)?).ok()?.parse().ok()?;
-    if status < 400 {
+    if !first.ends_with(b"\r\n\r\n") {
+        return None;
+    }
+    let head_end = first.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    if head_end != first.len() {
         return None;
     }
     let head = String::from_utf8_lossy(&first[..head_end]).to_ascii_lowercase();
