@@ -250,8 +250,9 @@ impl MessageStore {
         !self.outbox.is_empty()
     }
 
-    /// Records a transition that changes no index: a delete with a stale
-    /// handle (it succeeds and removes nothing).
+    /// Records a transition of a stored message as it now is (also one
+    /// that changes no index: a delete with a stale handle, which succeeds
+    /// and removes nothing).
     pub fn note(&mut self, seq: u64, how: Transition) {
         if let Some(m) = self.messages.get(&seq) {
             self.outbox
@@ -464,17 +465,10 @@ impl MessageStore {
         message.received_ms = now;
         message.receive_count += 1;
         message.first_receive_ms.get_or_insert(now);
+        let group_id = self.fifo.is_some().then(|| group_of(message));
         self.in_flight.insert((until, order, seq));
-        let message = &self.messages[&seq];
-        self.outbox.push(MessageStore::transition(
-            Transition::Received,
-            seq,
-            message,
-            None,
-            None,
-        ));
-        if self.fifo.is_some() {
-            let group_id = group_of(message);
+        self.note(seq, Transition::Received);
+        if let Some(group_id) = group_id {
             self.refresh_group(&group_id);
         }
     }
@@ -571,14 +565,7 @@ impl MessageStore {
         let message = self.messages.get_mut(&seq).expect("present");
         message.state = State::InFlight(until);
         self.in_flight.insert((until, order, seq));
-        let message = &self.messages[&seq];
-        self.outbox.push(MessageStore::transition(
-            Transition::VisibilityChanged,
-            seq,
-            message,
-            None,
-            None,
-        ));
+        self.note(seq, Transition::VisibilityChanged);
     }
 
     /// Extends the visibility of an in-flight message without a new
@@ -592,14 +579,7 @@ impl MessageStore {
             let order = message.order;
             self.in_flight.remove(&(old, order, seq));
             self.in_flight.insert((until, order, seq));
-            let message = &self.messages[&seq];
-            self.outbox.push(MessageStore::transition(
-                Transition::VisibilityChanged,
-                seq,
-                message,
-                None,
-                None,
-            ));
+            self.note(seq, Transition::VisibilityChanged);
         }
     }
 
