@@ -86,7 +86,8 @@ pub struct Config {
 }
 
 /// How the server's clock starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClockMode {
     /// System time (plus any offset the admin API adds).
     #[default]

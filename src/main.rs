@@ -98,6 +98,21 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
             .unwrap_or("(from each request's Host)")
     );
     println!("  strict_timing  {}", c.strict_timing);
+    println!(
+        "  clock          {}{}",
+        format!("{:?}", c.clock).to_lowercase(),
+        c.clock_start
+            .map(|t| format!(" from {}", retsu::clock::format_rfc3339(t)))
+            .unwrap_or_default()
+    );
+    println!(
+        "  admin API      {}",
+        match (c.no_admin, &c.admin_token) {
+            (true, _) => "off",
+            (false, Some(_)) => "on, bearer token required",
+            (false, None) => "on",
+        }
+    );
     println!("  log_level      {}", c.log_level);
     println!(
         "  log_format     {}",
@@ -140,7 +155,14 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         plan,
         ..
     } = resolved;
-    tracing::debug!(?config, "configuration");
+    {
+        // The admin token stays out of the logs.
+        let mut shown = config.clone();
+        if shown.admin_token.is_some() {
+            shown.admin_token = Some("<redacted>".into());
+        }
+        tracing::debug!(config = ?shown, "configuration");
+    }
     retsu::server::raise_fd_limit();
 
     // The checked plan on the real engine, before the socket opens.

@@ -195,11 +195,25 @@ async fn read_body(body: Body) -> Result<Bytes, String> {
         .map_err(|_| format!("the body is longer than {MAX_BODY} bytes"))
 }
 
+/// `%XX` escapes of a path segment decoded (invalid ones kept as written).
 fn percent_decode(s: &str) -> String {
-    form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default()
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
@@ -267,6 +281,13 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_segments_decode() {
+        assert_eq!(percent_decode("a%2Fb%20c+d"), "a/b c+d");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
 
     #[test]
     fn token_comparison() {

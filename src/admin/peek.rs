@@ -46,7 +46,7 @@ pub fn list(admin: &Admin, key: &QueueKey, request: &AdminRequest) -> Response {
 
 /// One message by id (the console's detail view).
 pub fn one(admin: &Admin, key: &QueueKey, id: &str) -> Response {
-    if admin.engine.queue_summary(&admin.context(), key).is_none() {
+    if !admin.engine.has_queue(key) {
         return no_queue(key);
     }
     match admin.engine.peek_message(key, id) {

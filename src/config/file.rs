@@ -28,7 +28,7 @@ use clap::ArgMatches;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::Config;
+use super::{ClockMode, Config};
 use crate::api::{
     CreateQueueRequest, Request, RequestContext, SetQueueAttributesRequest, TagQueueRequest,
 };
@@ -46,10 +46,12 @@ pub struct FileConfig {
     pub account_id: Option<Spanned<String>>,
     pub base_url: Option<Spanned<String>>,
     pub strict_timing: Option<bool>,
-    pub log_level: Option<Spanned<String>>,
-    pub log_format: Option<Spanned<LogFormat>>,
+    pub clock: Option<ClockMode>,
+    pub clock_start: Option<Spanned<String>>,
     pub no_admin: Option<bool>,
     pub admin_token: Option<String>,
+    pub log_level: Option<Spanned<String>>,
+    pub log_format: Option<Spanned<LogFormat>>,
     pub history_events: Option<usize>,
     pub history_finished: Option<usize>,
     pub limits: Option<FileLimits>,
@@ -231,16 +233,23 @@ impl FileConfig {
         if let Some(v) = self.strict_timing.filter(|_| unset("strict_timing")) {
             config.strict_timing = v;
         }
-        if let Some(v) = self.log_level.as_ref().filter(|_| unset("log_level")) {
-            tracing_subscriber::EnvFilter::try_new(v.get_ref())
-                .map_err(|e| source.error(Some(v.span()), format!("invalid log_level: {e}")))?;
-            config.log_level = v.get_ref().clone();
+        if let Some(v) = self.clock.filter(|_| unset("clock")) {
+            config.clock = v;
+        }
+        if let Some(v) = self.clock_start.as_ref().filter(|_| unset("clock_start")) {
+            let at = super::parse_time(v.get_ref()).map_err(|e| source.error(Some(v.span()), e))?;
+            config.clock_start = Some(at);
         }
         if let Some(v) = self.no_admin.filter(|_| unset("no_admin")) {
             config.no_admin = v;
         }
         if let Some(v) = self.admin_token.as_ref().filter(|_| unset("admin_token")) {
-            config.admin_token = Some(v.clone());
+            config.admin_token = Some(v.clone()).filter(|t| !t.is_empty());
+        }
+        if let Some(v) = self.log_level.as_ref().filter(|_| unset("log_level")) {
+            tracing_subscriber::EnvFilter::try_new(v.get_ref())
+                .map_err(|e| source.error(Some(v.span()), format!("invalid log_level: {e}")))?;
+            config.log_level = v.get_ref().clone();
         }
         if let Some(v) = self.history_events.filter(|_| unset("history_events")) {
             config.history_events = v;
@@ -707,10 +716,12 @@ region = "eu-west-1"
 account_id = "123456789012"
 base_url = "http://sqs.local:9500/"
 strict_timing = true
+clock = "frozen"
+clock_start = "2026-01-01T00:00:00Z"
+no_admin = true
+admin_token = "file-token"
 log_level = "debug"
 log_format = "json"
-no_admin = true
-admin_token = "t0ken"
 history_events = 50
 history_finished = 5
 
@@ -732,10 +743,12 @@ shutdown_timeout = 0
         assert_eq!(c.account_id, "123456789012");
         assert_eq!(c.base_url.as_deref(), Some("http://sqs.local:9500"));
         assert!(c.strict_timing);
+        assert_eq!(c.clock, ClockMode::Frozen);
+        assert_eq!(c.clock_start, Some(1_767_225_600_000));
+        assert!(c.no_admin);
+        assert_eq!(c.admin_token.as_deref(), Some("file-token"));
         assert_eq!(c.log_level, "debug");
         assert_eq!(format, LogFormat::Json);
-        assert!(c.no_admin);
-        assert_eq!(c.admin_token.as_deref(), Some("t0ken"));
         assert_eq!((c.history_events, c.history_finished), (50, 5));
         let l = &c.limits;
         assert_eq!(
@@ -756,6 +769,13 @@ shutdown_timeout = 0
         let err = resolve("[limits]\nmax_header_bytes = 10\n", &[]).unwrap_err();
         assert!(err.to_string().contains("line 2"), "{err}");
         assert!(resolve("[limits]\nheader_timeouts = 1\n", &[]).is_err());
+        let (c, _, _) =
+            resolve(EVERY_KEY, &["--clock", "running", "--admin-token", "flag"]).unwrap();
+        assert_eq!(c.clock, ClockMode::Running);
+        assert_eq!(c.admin_token.as_deref(), Some("flag"));
+        let err = resolve("clock_start = \"soon\"\n", &[]).unwrap_err();
+        assert_eq!(err.line, Some(1));
+        assert!(resolve("clock = \"slow\"\n", &[]).is_err());
     }
 
     #[test]
@@ -1117,6 +1137,10 @@ name = "jobs-dlq"
             "account_id",
             "base_url",
             "strict_timing",
+            "clock",
+            "clock_start",
+            "no_admin",
+            "admin_token",
             "log_level",
             "log_format",
         ] {

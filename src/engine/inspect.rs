@@ -157,6 +157,10 @@ impl Engine {
         keys
     }
 
+    pub fn has_queue(&self, key: &QueueKey) -> bool {
+        self.queues.contains_key(key)
+    }
+
     pub fn queue_count(&self) -> usize {
         self.queues.len()
     }
