@@ -7,7 +7,10 @@
 #   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, JavaScript v3 and v2, sqs-consumer), which installs its
 #      own pinned dependencies and rewrites COMPATIBILITY.md,
-#   5. a short benchmark smoke run, so the benchmark tool keeps working.
+#   5. a short benchmark smoke run, so the benchmark tool keeps working,
+#   6. the container image and compose file (scripts/docker-check.sh: builds
+#      the static binary and the FROM-scratch image with podman, runs it,
+#      validates docker-compose.yml; says loudly what it could not do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,3 +32,6 @@ if [ -x scripts/bench.sh ]; then
   echo "== benchmark smoke"
   bash scripts/bench.sh --quick
 fi
+
+echo "== container image and compose file"
+bash scripts/docker-check.sh

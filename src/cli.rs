@@ -51,8 +51,8 @@ pub enum Command {
         /// Base URL of the server [default: http://127.0.0.1:<port>, the port from flags, environment or file].
         #[arg(long, value_name = "URL")]
         endpoint: Option<String>,
-        /// Seconds to wait for the answer.
-        #[arg(long, default_value_t = 3)]
+        /// Seconds to wait for the connection, and for the answer.
+        #[arg(long, default_value_t = 2)]
         timeout: u64,
     },
 }
@@ -213,7 +213,7 @@ mod tests {
         .unwrap();
         assert_eq!(cli.server.port, 9400);
         assert!(
-            matches!(cli.command, Some(Command::Health { endpoint: Some(e), timeout: 3 }) if e == "http://retsu:9324")
+            matches!(cli.command, Some(Command::Health { endpoint: Some(e), timeout: 2 }) if e == "http://retsu:9324")
         );
         assert!(Cli::try_parse_with_matches(["retsu", "--log-format", "xml"]).is_err());
     }

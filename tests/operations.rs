@@ -210,7 +210,7 @@ async fn starts_with_the_example_file_queues_wired_by_name() {
         .send()
         .await
         .unwrap();
-    assert_eq!(sources.queue_urls(), [jobs.clone()]);
+    assert_eq!(sources.queue_urls(), std::slice::from_ref(&jobs));
 
     // The wiring works: the 6th receive moves the message to jobs-dlq.
     client
@@ -432,6 +432,15 @@ fn health_subcommand_probes_the_running_server() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+
+    // The port from the RETSU_CONFIG file, as in docker-compose.yml.
+    let file = write_file("health.toml", &format!("port = {port}\n"));
+    let out = retsu()
+        .env("RETSU_CONFIG", &file)
+        .arg("health")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
 
     let out = retsu()
         .args(["health", "--endpoint", &format!("http://localhost:{port}/")])

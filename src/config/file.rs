@@ -467,6 +467,7 @@ impl QueuePlan {
     /// that exists already takes the file's attributes and tags.
     pub async fn apply(&self, engine: &Engine, base_url: &str) -> Result<(), ConfigError> {
         for q in &self.queues {
+            tracing::debug!(queue = %q.key.arn(), "creating the configured queue");
             let ctx = RequestContext {
                 region: q.key.region.clone(),
                 account_id: q.key.account.clone(),

@@ -587,6 +587,14 @@ impl MessageStore {
             let order = message.order;
             self.in_flight.remove(&(old, order, seq));
             self.in_flight.insert((until, order, seq));
+            let message = &self.messages[&seq];
+            self.outbox.push(MessageStore::transition(
+                Transition::VisibilityChanged,
+                seq,
+                message,
+                None,
+                None,
+            ));
         }
     }
 

@@ -1,0 +1,58 @@
+# Retsu in a container: one statically linked binary in an empty image
+# (about 6 MB), running as a non-root user.
+#
+#   docker build -t retsu .
+#   docker run --rm -p 9324:9324 retsu
+#   docker run --rm -p 9324:9324 -v ./retsu.toml:/etc/retsu/retsu.toml:ro \
+#       -e RETSU_CONFIG=/etc/retsu/retsu.toml retsu
+#
+# Stages:
+#   build     compiles the binary in the official Rust image (x86_64, glibc,
+#             statically linked with +crt-static);
+#   prebuilt  takes a binary built outside instead, from docker/prebuilt/ in
+#             the build context: the static binary as `retsu` and an empty
+#             `data/` (scripts/docker-check.sh builds this way, since CI has
+#             no registry to pull the Rust image from):
+#               RUSTFLAGS="-C target-feature=+crt-static" cargo build --release \
+#                   --target x86_64-unknown-linux-gnu --bin retsu
+#               cp target/x86_64-unknown-linux-gnu/release/retsu docker/prebuilt/
+#               mkdir -p docker/prebuilt/data
+#               podman build --format docker --build-arg BINARY=prebuilt .
+#   runtime   FROM scratch, from whichever of the two BINARY names (default
+#             build). The last stage, so it is what a plain build produces.
+#             (A builder that runs every stage, like Docker's legacy one,
+#             still works: the unused one copies a nearly empty folder.)
+
+ARG BINARY=build
+
+FROM docker.io/library/rust:1-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN RUSTFLAGS="-C target-feature=+crt-static" \
+        cargo build --release --locked --target x86_64-unknown-linux-gnu --bin retsu \
+    && mkdir -p /out/data \
+    && cp target/x86_64-unknown-linux-gnu/release/retsu /out/retsu
+
+FROM scratch AS prebuilt
+COPY docker/prebuilt/ /out/
+
+FROM ${BINARY} AS binary
+
+FROM scratch AS runtime
+# /data: the data volume, owned by the user the server runs as (a fresh
+# named volume takes this ownership).
+COPY --from=binary --chown=65532:65532 /out/data /data
+COPY --from=binary /out/retsu /retsu
+# Inside a container, listen on every interface.
+ENV RETSU_HOST=0.0.0.0 \
+    RETSU_PORT=9324
+# No /etc/passwd in scratch: a numeric non-root user (distroless's "nonroot").
+USER 65532:65532
+WORKDIR /data
+EXPOSE 9324
+VOLUME ["/data"]
+# A scratch image has no curl: the binary probes its own GET /health (on
+# loopback, at the port from RETSU_PORT or the RETSU_CONFIG file).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=2s --retries=3 \
+    CMD ["/retsu", "health"]
+ENTRYPOINT ["/retsu"]
