@@ -42,6 +42,8 @@ SCENARIOS = [
 PREFERRED = ["aws-cli", "boto3"]
 
 MARK = {"pass": "pass", "fail": "**FAIL**", "n/a": "n/a"}
+# A suite whose toolchain is missing on the machine writes "skipped" cells
+# (detail "skipped: no Java"): shown as such, listed, and not a failure.
 
 
 def load(results_dir):
@@ -101,6 +103,7 @@ def render(cols, repo, date):
 
     bad = []  # (client label, scenario, status, detail)
     na = []
+    skipped = {}  # client label -> reason
     lines = []
     lines.append("# Compatibility matrix")
     lines.append("")
@@ -137,6 +140,10 @@ def render(cols, repo, date):
                     cells.append("")
                 continue
             st = r.get("status")
+            if st == "skipped":
+                cells.append(esc(r.get("detail") or "skipped"))
+                skipped[f"{c['client']}"] = r.get("detail") or "skipped"
+                continue
             cells.append(MARK.get(st, f"**{esc(st)}?**"))
             if st == "n/a":
                 na.append((label, s, r.get("detail", "")))
@@ -152,6 +159,8 @@ def render(cols, repo, date):
     lines.append("- **FAIL**: a check failed or the client raised something unexpected; see *Failures* below.")
     lines.append("- **n/a**: the client's API cannot express the scenario (reason listed below); it is not silently skipped.")
     lines.append("- **MISSING**: the suite neither ran the scenario nor marked it n/a (counts as a failure).")
+    lines.append("- **skipped: no Java** / **skipped: no Go**: the machine that generated this file lacked that "
+                 "toolchain, so the column did not run (listed under *Skipped*; not a pass).")
     lines.append("- The protocol under each client is the one observed on the wire during the run "
                  "(`json`: AWS JSON 1.0 with `X-Amz-Target`; `query`: AWS Query form body with `Action=`).")
     lines.append("- **aws-sdk-sqs (Rust)** is not driven by this matrix: it is exercised by the integration tests in "
@@ -186,13 +195,19 @@ def render(cols, repo, date):
     else:
         lines.append("None.")
     lines.append("")
+    if skipped:
+        lines.append("## Skipped")
+        lines.append("")
+        for label, why in skipped.items():
+            lines.append(f"- {label}: {esc(why)}")
+        lines.append("")
     if na:
         lines.append("## Not applicable")
         lines.append("")
         for label, s, detail in na:
             lines.append(f"- {label}, `{s}`: {esc(detail)}")
         lines.append("")
-    return "\n".join(lines), bad
+    return "\n".join(lines), bad, skipped
 
 
 def main(argv=None):
@@ -207,11 +222,15 @@ def main(argv=None):
     if not cols:
         print(f"no results in {args.results}", file=sys.stderr)
         return 1
-    text, bad = render(cols, repo, args.date)
+    text, bad, skipped = render(cols, repo, args.date)
     with open(args.out, "w") as f:
         f.write(text)
     total = sum(1 for c in cols for s, _ in SCENARIOS)
-    print(f"wrote {args.out}: {len(cols)} clients, {total - len(bad)} of {total} cells pass or n/a, {len(bad)} failed or missing")
+    n_skipped = sum(1 for c in cols for s, _ in SCENARIOS if (c["results"].get(s) or {}).get("status") == "skipped")
+    print(f"wrote {args.out}: {len(cols)} clients, {total - len(bad) - n_skipped} of {total} cells pass or n/a, "
+          f"{len(bad)} failed or missing, {n_skipped} skipped")
+    for label, why in skipped.items():
+        print(f"SKIPPED: {label}: {why}")
     return 1 if bad else 0
 
 

@@ -5,14 +5,40 @@
 #
 #   bash compat/run.sh              # every suite
 #   bash compat/run.sh boto3-query  # some suites (others' old results are kept)
+#   bash compat/run.sh java-v2 go-v2
 #
-# Suites: aws-cli, boto3-json, boto3-query, node. Each gets a FRESH `retsu`
-# on a free 127.0.0.1 port, with --log-level debug; its output and the
-# server's log go to compat/results/logs/<suite>.{log,server.log}.
+# Suites (one column of COMPATIBILITY.md each, except node: five columns):
+#   aws-cli        AWS CLI v1 (compat/cli)
+#   boto3-json     boto3/botocore current, JSON        (compat/python)
+#   boto3-query    boto3 1.28.80 / botocore 1.31.80, query
+#   aiobotocore    aiobotocore (asyncio), JSON          (compat/python/aio_scenarios.py)
+#   celery         Celery worker + producer on kombu's SQS transport (compat/python/celery_suite.py)
+#   node           JS v3, aws-sdk v2 JSON and query, sqs-consumer, sqs-producer (compat/node)
+#   java-v2        AWS SDK for Java 2.x via the BOM, JSON (compat/java/sdk-v2)
+#   java-v1-query  aws-java-sdk-sqs 1.12.583, query, path-style (compat/java/sdk-v1-query)
+#   java-v1-json   aws-java-sdk-sqs 1.12.797, JSON     (compat/java/sdk-v1-json)
+#   spring         Spring Cloud AWS SQS: SqsTemplate + @SqsListener (compat/java/spring)
+#   jms            Amazon SQS Java Messaging Library, JMS (compat/java/jms)
+#   go-v2          aws-sdk-go-v2 service/sqs, JSON      (compat/go/sdkv2)
+#   go-v1-query    aws-sdk-go v1.46.7, query            (compat/go/sdkv1, go.mod)
+#   go-v1-json     aws-sdk-go v1.55.8, JSON             (compat/go/sdkv1, go.last.mod)
+# Each gets a FRESH `retsu` on a free 127.0.0.1 port, with --log-level
+# debug; its output and the server's log go to
+# compat/results/logs/<suite>.{log,server.log}. Every suite but the
+# boto3/aws-cli/node ones (which hook their SDK to see each request) talks
+# to retsu through compat/wiretap.py, a recording proxy: the protocol of
+# every request is logged (logs/<suite>.wire.jsonl) and folded into the
+# results; a client whose requests were not all on the protocol it claims
+# fails every scenario.
 #
-# Needs python3 (venv + pip), node/npm (for the node suite) and cargo; reaches
-# only PyPI, npm and crates.io. Exit status: non-zero if any applicable
-# scenario failed, a suite could not run, or a result is missing.
+# Needs python3 (venv + pip), node/npm, Java 17+ with Maven, Go 1.24+ and
+# cargo; reaches only PyPI, npm, Maven Central, the Go module proxy and
+# crates.io. Dependencies are cached in git-ignored folders (compat/.venv-*,
+# compat/node/node_modules, compat/java/.m2, compat/go/.cache) and each
+# installer skips what is up to date. A machine without Java (or Go) gets
+# "skipped: no Java" ("skipped: no Go") in those columns; that is printed,
+# and is not a failure. Exit status: non-zero if any applicable scenario
+# failed, a suite could not run, or a result is missing.
 #
 # Environment:
 #   RETSU_BIN=path   use this binary instead of `cargo build --release --bin retsu`
@@ -53,7 +79,8 @@ RESULTS="$COMPAT/results"
 LOGS="$RESULTS/logs"
 cd "$REPO"
 
-ALL_SUITES=(aws-cli boto3-json boto3-query node)
+ALL_SUITES=(aws-cli boto3-json boto3-query aiobotocore celery node
+            java-v2 java-v1-query java-v1-json spring jms go-v2 go-v1-query go-v1-json)
 if [ $# -gt 0 ]; then
   SUITES=("$@")
   for s in "${SUITES[@]}"; do
@@ -86,11 +113,26 @@ envs=()
 want aws-cli && envs+=(cli)
 want boto3-json && envs+=(current)
 want boto3-query && envs+=(query)
+want aiobotocore && envs+=(aio)
+want celery && envs+=(celery)
 if [ ${#envs[@]} -gt 0 ]; then
   echo "== installing pinned Python clients"
   bash "$COMPAT/python/setup.sh" "${envs[@]}"
 fi
 # The node suite installs its own pinned packages (npm ci) inside compat/node/run.sh.
+
+# Java and Go: build once (cached); a missing toolchain skips those columns.
+JAVA_STATE=none GO_STATE=none
+if want java-v2 || want java-v1-query || want java-v1-json || want spring || want jms; then
+  echo "== building the Java clients (compat/java/build.sh)"
+  rc=0; bash "$COMPAT/java/build.sh" || rc=$?
+  case $rc in 0) JAVA_STATE=ok ;; 3) JAVA_STATE="skipped: no Java" ;; *) JAVA_STATE="build failed (exit $rc)" ;; esac
+fi
+if want go-v2 || want go-v1-query || want go-v1-json; then
+  echo "== building the Go clients (compat/go/build.sh)"
+  rc=0; bash "$COMPAT/go/build.sh" || rc=$?
+  case $rc in 0) GO_STATE=ok ;; 3) GO_STATE="skipped: no Go" ;; *) GO_STATE="build failed (exit $rc)" ;; esac
+fi
 t_installed=$(now)
 
 # ------------------------------------------------------------------ server
@@ -131,7 +173,7 @@ stop_server() {
     SERVER_PID=""
   fi
 }
-trap stop_server EXIT
+trap 'stop_wiretap; stop_server' EXIT
 
 # A results file for a suite that produced none, so the report shows it.
 write_crash_result() { # write_crash_result <file> <client> <version> <protocol> <detail>
@@ -147,8 +189,79 @@ json.dump({"client": client, "version": version, "protocol": protocol,
 EOF
 }
 
+# A results file for a suite whose toolchain is missing: every cell says so.
+write_skip_result() { # write_skip_result <file> <client> <reason>
+  python3 - "$@" <<'EOF'
+import json, sys
+path, client, reason = sys.argv[1:4]
+names = ["queue_lifecycle", "list_queues_pagination", "send_receive_delete_attributes",
+         "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
+         "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"]
+json.dump({"client": client, "version": "-", "protocol": "-",
+           "results": {n: {"status": "skipped", "detail": reason} for n in names}},
+          open(path, "w"), indent=2)
+EOF
+}
+
+# ------------------------------------------------------------------ wire proxy
+WIRETAP_PID=""
+WIRE_ENDPOINT=""
+
+start_wiretap() { # start_wiretap <suite>: a recording proxy in front of $ENDPOINT
+  local log="$LOGS/$1.wiretap.log"
+  python3 "$COMPAT/wiretap.py" serve --upstream "$ENDPOINT" --log "$LOGS/$1.wire.jsonl" >"$log" 2>&1 &
+  WIRETAP_PID=$!
+  for _ in $(seq 1 100); do
+    WIRE_ENDPOINT="$(sed -n 's/^wiretap listening on //p' "$log" 2>/dev/null)"
+    [ -n "$WIRE_ENDPOINT" ] && return 0
+    kill -0 "$WIRETAP_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "wiretap did not start:" >&2
+  cat "$log" >&2 || true
+  return 1
+}
+
+stop_wiretap() {
+  if [ -n "$WIRETAP_PID" ]; then
+    kill "$WIRETAP_PID" 2>/dev/null || true
+    wait "$WIRETAP_PID" 2>/dev/null || true
+    WIRETAP_PID=""
+  fi
+}
+
+# The command of a wire-observed suite, given the proxy endpoint and its results file.
+java_cp() { # java_cp <module>
+  echo "$COMPAT/java/$1/target/classes:$(cat "$COMPAT/java/$1/target/classpath.txt")"
+}
+wired_command() { # wired_command <suite> <endpoint> <out>: sets CMD
+  local ep="$2" out="$3" gobin="$COMPAT/go/.cache/bin"
+  local jopts=(-XX:TieredStopAtLevel=1 -Daws.java.v1.disableDeprecationAnnouncement=true)
+  case "$1" in
+    java-v2) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v2)" dev.retsu.compat.SdkV2 "$ep" "$out") ;;
+    java-v1-query) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v1-query)" dev.retsu.compat.SdkV1 "$ep" "$out" query) ;;
+    java-v1-json) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v1-json)" dev.retsu.compat.SdkV1 "$ep" "$out" json) ;;
+    spring) CMD=(java "${jopts[@]}" -cp "$(java_cp spring)" dev.retsu.compat.SpringSqs "$ep" "$out") ;;
+    jms) CMD=(java "${jopts[@]}" -cp "$(java_cp jms)" dev.retsu.compat.Jms "$ep" "$out") ;;
+    go-v2) CMD=("$gobin/sdkv2" "$ep" "$out") ;;
+    go-v1-query) CMD=("$gobin/sdkv1-query" "$ep" "$out") ;;
+    go-v1-json) CMD=("$gobin/sdkv1-json" "$ep" "$out") ;;
+    aiobotocore) CMD=("$COMPAT/.venv-aio/bin/python" "$COMPAT/python/aio_scenarios.py" --endpoint "$ep" --out "$out") ;;
+    celery) CMD=("$COMPAT/.venv-celery/bin/python" "$COMPAT/python/celery_suite.py" --endpoint "$ep" --out "$out") ;;
+  esac
+}
+
+# Why a wired suite cannot run on this machine ("" if it can).
+skip_reason() {
+  case "$1" in
+    java-*|spring|jms) [ "$JAVA_STATE" = ok ] || echo "$JAVA_STATE" ;;
+    go-*) [ "$GO_STATE" = ok ] || echo "$GO_STATE" ;;
+  esac
+}
+
 # ------------------------------------------------------------------ suites
 failed_suites=()
+skipped_suites=()
 timings=()
 
 run_suite() { # run_suite <suite>
@@ -158,6 +271,21 @@ run_suite() { # run_suite <suite>
   case "$suite" in
     node) rm -f "$RESULTS"/node-*.json ;;
     *) rm -f "$RESULTS/$suite.json" ;;
+  esac
+  local why
+  why="$(skip_reason "$suite")"
+  case "$why" in
+    "") ;;
+    skipped:*)
+      echo "   $why" | tee "$log"
+      write_skip_result "$RESULTS/$suite.json" "$suite" "$why"
+      skipped_suites+=("$suite ($why)")
+      return 0 ;;
+    *)
+      echo "   cannot run: $why" | tee "$log"
+      write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" "$why; see the build output above"
+      failed_suites+=("$suite ($why)")
+      return 0 ;;
   esac
   if ! start_server "$suite"; then
     failed_suites+=("$suite (server did not start)")
@@ -200,6 +328,24 @@ run_suite() { # run_suite <suite>
       fi
       rc=0
       ;;
+    *)
+      # Wire-observed suites: the client talks to retsu through compat/wiretap.py.
+      if start_wiretap "$suite"; then
+        wired_command "$suite" "$WIRE_ENDPOINT" "$RESULTS/$suite.json"
+        echo "   through wiretap $WIRE_ENDPOINT"
+        timeout 600 "${CMD[@]}" 2>&1 | tee "$log" || rc=$?
+        stop_wiretap
+        if [ -s "$RESULTS/$suite.json" ]; then
+          python3 "$COMPAT/wiretap.py" fold --log "$LOGS/$suite.wire.jsonl" "$RESULTS/$suite.json" | tee -a "$log"
+        else
+          write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" \
+            "suite exited $rc without results; see compat/results/logs/$suite.log"
+        fi
+      else
+        write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" "the wire proxy did not start"
+        rc=2
+      fi
+      ;;
   esac
   stop_server
   timings+=("$suite $(( $(now) - t0 ))s")
@@ -217,6 +363,9 @@ report_rc=0
 python3 "$COMPAT/report.py" --results "$RESULTS" --out "$REPO/COMPATIBILITY.md" || report_rc=$?
 
 echo "== timings: build $(( t_built - t_start ))s, install $(( t_installed - t_built ))s, ${timings[*]:-}; total $(( $(now) - t_start ))s"
+if [ ${#skipped_suites[@]} -gt 0 ]; then
+  printf 'SKIPPED (toolchain missing on this machine): %s\n' "${skipped_suites[@]}"
+fi
 if [ ${#failed_suites[@]} -gt 0 ]; then
   printf 'suite problem: %s\n' "${failed_suites[@]}" >&2
 fi

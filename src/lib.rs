@@ -8,13 +8,16 @@
 //! ```
 
 pub mod admin;
+pub mod admin_cli;
 pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod console;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod history;
+pub mod metrics;
 pub mod protocol;
 pub mod server;

@@ -1,6 +1,6 @@
 'use strict';
 // Usage: node index.js <client> <endpoint-url> <results-file> [scenario,...]
-//   client: client-sqs-v3 | aws-sdk-v2-json | aws-sdk-v2-query | sqs-consumer
+//   client: client-sqs-v3 | aws-sdk-v2-json | aws-sdk-v2-query | sqs-consumer | sqs-producer
 // Runs every scenario for one client and writes its results JSON. Exits 0 whether
 // scenarios pass or fail; non-zero only if the suite itself could not run.
 
@@ -13,7 +13,7 @@ const { makeScenarios } = require('./lib/scenarios');
 async function main() {
   const [clientId, endpoint, outFile, onlyArg] = process.argv.slice(2);
   if (!clientId || !endpoint || !outFile) {
-    console.error('usage: node index.js <client-sqs-v3|aws-sdk-v2-json|aws-sdk-v2-query|sqs-consumer> <endpoint-url> <results-file> [scenarios]');
+    console.error('usage: node index.js <client-sqs-v3|aws-sdk-v2-json|aws-sdk-v2-query|sqs-consumer|sqs-producer> <endpoint-url> <results-file> [scenarios]');
     process.exit(2);
   }
   const only = onlyArg ? onlyArg.split(',') : undefined;
@@ -24,6 +24,17 @@ async function main() {
     suite = {
       client: 'sqs-consumer',
       version: pkgVersion('sqs-consumer'),
+      protocol: 'json',
+      scenarios,
+      naReasons,
+      afterEach: wireProblems,
+    };
+  } else if (clientId === 'sqs-producer') {
+    const { makeProducerScenarios } = require('./lib/producer');
+    const { scenarios, naReasons, wireProblems } = makeProducerScenarios(endpoint);
+    suite = {
+      client: 'sqs-producer',
+      version: pkgVersion('sqs-producer'),
       protocol: 'json',
       scenarios,
       naReasons,

@@ -9,6 +9,7 @@
 #   node-aws-sdk-v2-json.json    aws-sdk v2, current   (json)
 #   node-aws-sdk-v2-query.json   aws-sdk v2, old       (query)
 #   node-sqs-consumer.json       sqs-consumer          (json)
+#   node-sqs-producer.json       sqs-producer          (json)
 # Exit status: 0 when every suite ran (whatever its scenarios' verdicts); non-zero when a
 # suite could not run (no node/npm, install failed, endpoint unreachable, a suite crashed).
 set -uo pipefail
@@ -72,7 +73,7 @@ fi
 
 status=0
 start_all=$(date +%s)
-for client in client-sqs-v3 aws-sdk-v2-json aws-sdk-v2-query sqs-consumer; do
+for client in client-sqs-v3 aws-sdk-v2-json aws-sdk-v2-query sqs-consumer sqs-producer; do
   out="$RESULTS_DIR/node-$client.json"
   rm -f "$out"
   start=$(date +%s)

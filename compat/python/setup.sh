@@ -3,9 +3,11 @@
 #   compat/.venv-boto3-current  <- requirements-current.txt (JSON protocol)
 #   compat/.venv-boto3-query    <- requirements-query.txt   (query protocol)
 #   compat/.venv-cli            <- requirements-cli.txt     (aws-cli v1)
+#   compat/.venv-aio            <- requirements-aio.txt     (aiobotocore)
+#   compat/.venv-celery         <- requirements-celery.txt  (Celery + kombu[sqs], pycurl)
 # Needs only python3 (with venv, or pip to fetch virtualenv) and PyPI.
 # Idempotent: a venv whose requirements file has not changed is left alone.
-# Usage: compat/python/setup.sh [current|query|cli ...]   (default: all three)
+# Usage: compat/python/setup.sh [current|query|cli|aio|celery ...]   (default: all)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -45,8 +47,19 @@ setup_one() {
   echo "venv $name: installing $(basename "$req")"
   rm -rf "$dir"
   make_venv "$dir"
-  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --no-input -r "$req"
+  if ! "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-input -r "$req"; then
+    # pycurl without a wheel for this Python builds from source: it needs
+    # libcurl's and OpenSSL's headers (Debian packages), then one retry.
+    if grep -q '^pycurl==' "$req" && command -v apt-get >/dev/null 2>&1; then
+      echo "venv $name: installing pycurl's build dependencies (apt-get)" >&2
+      apt-get install -y -q libcurl4-openssl-dev libssl-dev >/dev/null \
+        || { apt-get update -q >/dev/null && apt-get install -y -q libcurl4-openssl-dev libssl-dev >/dev/null; }
+      "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$req"
+    else
+      return 1
+    fi
+  fi
   # Refuse anything that is not exactly what the file pins.
   "$dir/bin/python" - "$req" <<'EOF'
 import sys
@@ -70,12 +83,14 @@ EOF
 }
 
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(current query cli)
+[ ${#targets[@]} -eq 0 ] && targets=(current query cli aio celery)
 for t in "${targets[@]}"; do
   case "$t" in
     current) setup_one boto3-current "$here/requirements-current.txt" ;;
     query) setup_one boto3-query "$here/requirements-query.txt" ;;
     cli) setup_one cli "$here/requirements-cli.txt" ;;
+    aio) setup_one aio "$here/requirements-aio.txt" ;;
+    celery) setup_one celery "$here/requirements-celery.txt" ;;
     *) echo "unknown environment: $t" >&2; exit 2 ;;
   esac
 done

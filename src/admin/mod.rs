@@ -14,6 +14,10 @@
 //! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
 //! `history.rs` (a message's history, recent events), `localstack.rs`.
 
+// Handlers return an early `Response` as their error: built once per admin
+// call, never on the SQS path, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,17 +63,7 @@ impl Admin {
     /// The context queue URLs are built in: `--base-url`, else the listen
     /// address; the server's default region and account.
     pub fn context(&self) -> RequestContext {
-        RequestContext {
-            region: self.settings.default_region.clone(),
-            account_id: self.settings.account_id.clone(),
-            base_url: self
-                .settings
-                .base_url
-                .clone()
-                .unwrap_or_else(|| self.settings.fallback_base_url.clone()),
-            trace_header: None,
-            query_protocol: false,
-        }
+        self.settings.default_context()
     }
 
     /// The clock's controls, when the server runs on a controllable clock.
@@ -181,22 +175,24 @@ impl AdminRequest {
     }
 
     /// The body as a JSON object (an empty body is `{}`).
-    pub fn json_body(&self) -> Result<serde_json::Map<String, Value>, Response> {
+    /// A body that is not one is a 400 with this message.
+    pub fn json_body(&self) -> Result<serde_json::Map<String, Value>, String> {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Default::default());
         }
         match serde_json::from_slice::<Value>(&self.body) {
             Ok(Value::Object(map)) => Ok(map),
-            Ok(_) => Err(bad_request("the body must be a JSON object")),
-            Err(e) => Err(bad_request(format!("the body is not JSON: {e}"))),
+            Ok(_) => Err("the body must be a JSON object".into()),
+            Err(e) => Err(format!("the body is not JSON: {e}")),
         }
     }
 }
 
-async fn read_body(body: Body) -> Result<Bytes, Response> {
+/// The whole body; too long a one is a 400 with this message.
+async fn read_body(body: Body) -> Result<Bytes, String> {
     axum::body::to_bytes(body, MAX_BODY)
         .await
-        .map_err(|_| bad_request(format!("the body is longer than {MAX_BODY} bytes")))
+        .map_err(|_| format!("the body is longer than {MAX_BODY} bytes"))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -216,7 +212,7 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
     }
     let body = match read_body(body).await {
         Ok(b) => b,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let path = parts.uri.path();
     let segments: Vec<String> = path

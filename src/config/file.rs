@@ -48,8 +48,26 @@ pub struct FileConfig {
     pub strict_timing: Option<bool>,
     pub log_level: Option<Spanned<String>>,
     pub log_format: Option<Spanned<LogFormat>>,
+    pub no_admin: Option<bool>,
+    pub admin_token: Option<String>,
+    pub history_events: Option<usize>,
+    pub history_finished: Option<usize>,
+    pub limits: Option<FileLimits>,
     #[serde(default)]
     pub queues: Vec<QueueDecl>,
+}
+
+/// The `[limits]` table: what one client may cost (the `--header-timeout`
+/// family of flags, same names and units).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileLimits {
+    pub header_timeout: Option<Spanned<u64>>,
+    pub body_timeout: Option<Spanned<u64>>,
+    pub max_connections: Option<Spanned<u64>>,
+    pub max_headers: Option<Spanned<u64>>,
+    pub max_header_bytes: Option<Spanned<u64>>,
+    pub shutdown_timeout: Option<Spanned<u64>>,
 }
 
 /// How log lines are written.
@@ -217,6 +235,61 @@ impl FileConfig {
             tracing_subscriber::EnvFilter::try_new(v.get_ref())
                 .map_err(|e| source.error(Some(v.span()), format!("invalid log_level: {e}")))?;
             config.log_level = v.get_ref().clone();
+        }
+        if let Some(v) = self.no_admin.filter(|_| unset("no_admin")) {
+            config.no_admin = v;
+        }
+        if let Some(v) = self.admin_token.as_ref().filter(|_| unset("admin_token")) {
+            config.admin_token = Some(v.clone());
+        }
+        if let Some(v) = self.history_events.filter(|_| unset("history_events")) {
+            config.history_events = v;
+        }
+        if let Some(v) = self.history_finished.filter(|_| unset("history_finished")) {
+            config.history_finished = v;
+        }
+        if let Some(limits) = &self.limits {
+            let l = &mut config.limits;
+            // (key, its flag's id, where it goes, the smallest sane value)
+            let fields: [(&Option<Spanned<u64>>, &str, &mut u64, u64); 6] = [
+                (
+                    &limits.header_timeout,
+                    "header_timeout",
+                    &mut l.header_timeout,
+                    1,
+                ),
+                (&limits.body_timeout, "body_timeout", &mut l.body_timeout, 1),
+                (
+                    &limits.max_connections,
+                    "max_connections",
+                    &mut l.max_connections,
+                    1,
+                ),
+                (&limits.max_headers, "max_headers", &mut l.max_headers, 1),
+                (
+                    &limits.max_header_bytes,
+                    "max_header_bytes",
+                    &mut l.max_header_bytes,
+                    1024,
+                ),
+                (
+                    &limits.shutdown_timeout,
+                    "shutdown_timeout",
+                    &mut l.shutdown_timeout,
+                    0,
+                ),
+            ];
+            for (value, id, target, min) in fields {
+                if let Some(v) = value.as_ref().filter(|_| unset(id)) {
+                    if *v.get_ref() < min {
+                        return Err(source.error(
+                            Some(v.span()),
+                            format!("limits.{id} must be at least {min}"),
+                        ));
+                    }
+                    *target = *v.get_ref();
+                }
+            }
         }
         Ok(())
     }
@@ -636,6 +709,18 @@ base_url = "http://sqs.local:9500/"
 strict_timing = true
 log_level = "debug"
 log_format = "json"
+no_admin = true
+admin_token = "t0ken"
+history_events = 50
+history_finished = 5
+
+[limits]
+header_timeout = 7
+body_timeout = 8
+max_connections = 9
+max_headers = 10
+max_header_bytes = 2048
+shutdown_timeout = 0
 "#;
 
     #[test]
@@ -649,7 +734,28 @@ log_format = "json"
         assert!(c.strict_timing);
         assert_eq!(c.log_level, "debug");
         assert_eq!(format, LogFormat::Json);
+        assert!(c.no_admin);
+        assert_eq!(c.admin_token.as_deref(), Some("t0ken"));
+        assert_eq!((c.history_events, c.history_finished), (50, 5));
+        let l = &c.limits;
+        assert_eq!(
+            (
+                l.header_timeout,
+                l.body_timeout,
+                l.max_connections,
+                l.max_headers,
+                l.max_header_bytes,
+                l.shutdown_timeout
+            ),
+            (7, 8, 9, 10, 2048, 0)
+        );
         assert!(plan.queues.is_empty());
+        // A flag beats the file's limit; a nonsense limit names its line.
+        let (c, _, _) = resolve(EVERY_KEY, &["--header-timeout", "3"]).unwrap();
+        assert_eq!(c.limits.header_timeout, 3);
+        let err = resolve("[limits]\nmax_header_bytes = 10\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
+        assert!(resolve("[limits]\nheader_timeouts = 1\n", &[]).is_err());
     }
 
     #[test]

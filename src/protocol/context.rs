@@ -24,6 +24,24 @@ pub struct Settings {
     pub fallback_base_url: String,
 }
 
+impl Settings {
+    /// The server's own view, for callers that are not SQS requests (the
+    /// admin API, metrics): default region and account, queue URLs on
+    /// `--base-url` or the listen address.
+    pub fn default_context(&self) -> RequestContext {
+        RequestContext {
+            region: self.default_region.clone(),
+            account_id: self.account_id.clone(),
+            base_url: self
+                .base_url
+                .clone()
+                .unwrap_or_else(|| self.fallback_base_url.clone()),
+            trace_header: None,
+            query_protocol: false,
+        }
+    }
+}
+
 /// Builds the engine's view of the caller. `params` are the query
 /// parameters (for presigned `X-Amz-Credential`).
 pub fn build(

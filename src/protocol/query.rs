@@ -259,6 +259,14 @@ fn rule(action: Option<Action>, wire: &str) -> Rule {
             key: "Key",
             value: "Value",
         },
+        // The AWS SDK for Java 1.x (through 1.12.583, its last query
+        // release) sends TagQueue's map as `Tags.N.Key`, every other
+        // client as `Tag.N.Key`; AWS takes both.
+        "Tag" | "Tags" if action == Some(Action::TagQueue) => Rule::Map {
+            json: "Tags",
+            key: "Key",
+            value: "Value",
+        },
         "Tag" => Rule::Map {
             json: "Tags",
             key: "Key",

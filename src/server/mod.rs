@@ -38,6 +38,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, SqsError};
 use crate::history::{History, HistoryLimits};
+use crate::metrics::Metrics;
 use crate::protocol::{self, HttpRequest, HttpResponse, Settings};
 
 mod connections;
@@ -61,6 +62,7 @@ struct AppState {
     settings: Settings,
     /// How long a client may take to send a request body.
     body_timeout: Duration,
+    metrics: Arc<Metrics>,
     /// The web console (and the `/` redirect to it) is served with the admin API.
     console: bool,
 }
@@ -102,6 +104,8 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let local_addr = listener.local_addr()?;
     let background = tokio::spawn(engine.clone().run_background());
+    let metrics = Arc::new(Metrics::new());
+    engine.subscribe(metrics.clone());
 
     let state = Arc::new(AppState {
         engine: engine.clone(),
@@ -112,14 +116,18 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
             fallback_base_url: format!("http://{}", connectable(local_addr)),
         },
         body_timeout: Duration::from_secs(config.limits.body_timeout),
+        metrics: metrics.clone(),
         console: !config.no_admin,
     });
     // GET /health for container health checks; no queue URL is /health,
     // and other methods there still reach the SQS handler.
     let health = axum::routing::get(|| async { "ok" }).fallback(handle);
+    // GET /metrics for Prometheus; other methods there reach SQS too.
+    let scrape = axum::routing::get(scrape_metrics).fallback(handle);
     let settings = state.settings.clone();
     let mut app = Router::new()
         .route("/health", health)
+        .route("/metrics", scrape)
         .merge(if config.no_admin {
             Router::new()
         } else {
@@ -280,6 +288,10 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
             let action = call.request.action();
             let protocol = call.protocol;
             let result = run_engine(&state.engine, call).await;
+            let code = result.as_ref().err().map(|e| e.code.query_code());
+            state
+                .metrics
+                .observe_request(Some(action), code, started.elapsed());
             let failure = result.as_ref().err().map(ToString::to_string);
             (
                 Some(action.name()),
@@ -287,7 +299,13 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
                 protocol::encode(protocol, &result, &request_id),
             )
         }
-        Err(response) => (None, None, response),
+        Err(response) => {
+            // Not even decodable (unknown action, malformed body).
+            state
+                .metrics
+                .observe_request(None, Some("rejected"), started.elapsed());
+            (None, None, response)
+        }
     };
     let elapsed_ms = started.elapsed().as_millis() as u64;
     let status = response.status;
@@ -297,6 +315,19 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         tracing::debug!(%request_id, method = %parts.method, path = %request.path, action, status, elapsed_ms, error = failure.as_deref(), "request");
     }
     into_http(response)
+}
+
+/// `GET /metrics`: the Prometheus exposition (see `metrics.rs`).
+async fn scrape_metrics(State(state): State<Arc<AppState>>) -> axum::response::Response {
+    let ctx = state.settings.default_context();
+    let body = state.metrics.render(&state.engine, &ctx);
+    axum::response::Response::builder()
+        .header(
+            axum::http::header::CONTENT_TYPE,
+            crate::metrics::CONTENT_TYPE,
+        )
+        .body(Body::from(body))
+        .unwrap_or_else(|_| axum::response::Response::new(Body::empty()))
 }
 
 /// Runs the engine, turning a panic into InternalError so the client gets

@@ -1,0 +1,3 @@
+module retsu.dev/compat/harness
+
+go 1.21
