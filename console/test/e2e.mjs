@@ -290,6 +290,28 @@ async function main() {
       await page.getByText(/^Clock advanced by 61s/).waitFor();
       await shot(page, 'time');
       await axe(page, 'time');
+      if (has.faults) {
+        await page.getByTestId('faults-apply').click();
+        await waitFor('faults on', async () => (await page.getByTestId('faults-now').getAttribute('data-active')) === 'true');
+        check('Apply faults turns the aws-like profile on in the server', (await (await fetch(`${EP}/_retsu/faults`)).json()).active === true);
+        await page.getByTestId('faults-clear').click();
+        await waitFor('faults off', async () => (await page.getByTestId('faults-now').getAttribute('data-active')) === 'false');
+        check('Clear all faults turns them off', (await (await fetch(`${EP}/_retsu/faults`)).json()).active === false);
+      } else {
+        skipped.push('faults from the server (it has no /_retsu/faults yet): drawn from a fixture in the shape the faults branch answers');
+        const scope = { seed: 7, profile: 'aws-like', queue: null, duplicate: 0.05, reorder: 0.1, short_receive: 0.2, throttle: 0.01,
+          internal_error: 0.01, latency_ms: [0, 50], injected: { duplicate: 3, throttle: 1 } };
+        await page.route('**/_retsu/faults', (route) => route.fulfill({ status: 200, contentType: 'application/json',
+          body: JSON.stringify({ active: true, server: scope, queues: [{ ...scope, queue: 'us-east-1/000000000000/orders', profile: null }] }) }));
+        const panel = page.getByTestId('faults-now');
+        await panel.waitFor();
+        check('the faults panel marks faults on and lists each scope with what it injected',
+          (await panel.getAttribute('data-active')) === 'true' && (await panel.innerText()).includes('every queue')
+          && (await panel.innerText()).includes('us-east-1/000000000000/orders') && (await panel.innerText()).includes('duplicate: 3'));
+        await shot(page, 'time-faults-fixture');
+        await axe(page, 'time (fixture faults)');
+        await page.unroute('**/_retsu/faults');
+      }
       await page.getByTestId('clock-freeze').click();
       await page.getByTestId('clock-badge').getByText(/frozen/).waitFor();
       const frozen = await (await fetch(`${EP}/_retsu/clock`)).json();

@@ -63,6 +63,26 @@ function Clock() {
   </section>`;
 }
 
+/** The active fault scopes (server-wide and per queue) and what each injected so far. */
+function FaultState({ data, onClear }) {
+  if (!('active' in data)) return html`<pre class="mono small" data-testid="faults-now">${JSON.stringify(data, null, 2)}</pre>`;
+  const scopes = [...(data.server ? [data.server] : []), ...(data.queues || [])];
+  return html`<div data-testid="faults-now" data-active=${String(!!data.active)}>
+    <p>${data.active ? html`<span class="badge warn">faults on</span> clients of this server get injected failures`
+      : html`<span class="badge">off</span> every answer is the real one`}</p>
+    ${scopes.length ? html`<div class="table-wrap"><table class="small">
+      <thead><tr><th scope="col">Scope</th><th scope="col">Profile / seed</th><th scope="col">Rates</th><th scope="col">Injected</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+      <tbody>${scopes.map((sc) => html`<tr key=${sc.queue || 'server'}>
+        <td>${sc.queue ? html`<span class="mono">${sc.queue}</span>` : 'every queue'}</td>
+        <td>${sc.profile || 'explicit'} / ${sc.seed}</td>
+        <td class="nowrap">${RATES.filter(([k]) => sc[k]).map(([k, l]) => html`<div title=${l}>${k} ${sc[k]}</div>`)}
+          ${sc.latency_ms && sc.latency_ms[1] ? html`<div>latency ${sc.latency_ms[0]}–${sc.latency_ms[1]} ms</div>` : null}</td>
+        <td class="nowrap">${Object.entries(sc.injected || {}).map(([k, n]) => html`<div>${k}: ${n}</div>`)}</td>
+        <td>${sc.queue ? html`<${ActionButton} label=${`Clear faults on ${sc.queue}`} onClick=${() => onClear(sc.queue)}>Clear</${ActionButton}>` : null}</td>
+      </tr>`)}</tbody></table></div>` : null}
+  </div>`;
+}
+
 const RATES = [['duplicate', 'Duplicate deliveries'], ['reorder', 'Reordering'], ['short_receive', 'Short receives'],
   ['throttle', 'Throttling errors'], ['internal_error', 'Internal errors']];
 
@@ -86,13 +106,17 @@ function Faults() {
   return html`<section aria-labelledby="faults-h" class="panel">
     <h2 id="faults-h">Faults</h2>
     <${LoadError} error=${error} what="Fault injection" />
-    ${data ? html`<pre class="mono small" data-testid="faults-now">${JSON.stringify(data, null, 2)}</pre>
+    ${data ? html`<${FaultState} data=${data} onClear=${async (queue) => {
+        await admin(`faults?queue=${encodeURIComponent(queue)}`, { method: 'DELETE' });
+        notify(`Faults cleared on ${queue}`);
+        reload();
+      }} />
       <form class="form" onSubmit=${(e) => { e.preventDefault(); }}>
         <div class="grid3">
           <label>Seed <input type="number" value=${f.seed} onInput=${set('seed')} /></label>
           <label class="inline"><input type="checkbox" checked=${f.custom} onChange=${set('custom')} /> Explicit rates</label>
           ${f.custom ? html`<label>Queue (r/a/n, empty: all) <input value=${f.queue} onInput=${set('queue')} /></label>`
-            : html`<label>Profile <select value=${f.profile} onChange=${set('profile')}><option value="aws-like">aws-like</option></select></label>`}
+            : html`<label>Profile <select value=${f.profile} onChange=${set('profile')}><option value="aws-like">aws-like</option><option value="none">none</option></select></label>`}
         </div>
         ${f.custom ? html`<div class="grid3">
           ${RATES.map(([k, l]) => html`<label>${l} (0–1) <input type="number" min="0" max="1" step="0.01" value=${f[k]} onInput=${set(k)} /></label>`)}
@@ -100,8 +124,8 @@ function Faults() {
           <label>Latency max (ms) <input type="number" min="0" value=${f.latency_max} onInput=${set('latency_max')} /></label>
         </div>` : null}
         <div class="row">
-          <${ActionButton} kind="danger" onClick=${apply}>Apply faults</${ActionButton}>
-          <${ActionButton} onClick=${async () => { await admin('faults', { method: 'DELETE' }); notify('Faults cleared'); reload(); }}>Clear faults</${ActionButton}>
+          <${ActionButton} kind="danger" onClick=${apply} testid="faults-apply">Apply faults</${ActionButton}>
+          <${ActionButton} onClick=${async () => { await admin('faults', { method: 'DELETE' }); notify('Faults cleared'); reload(); }} testid="faults-clear">Clear all faults</${ActionButton}>
         </div>
       </form>` : null}
   </section>`;
