@@ -251,6 +251,19 @@ wired_command() { # wired_command <suite> <endpoint> <out>: sets CMD
   esac
 }
 
+# The client a suite runs, for a column that could not run.
+suite_label() {
+  case "$1" in
+    java-v2) echo "aws-sdk-java-v2 sqs" ;;
+    java-v1-query|java-v1-json) echo "aws-java-sdk-sqs (v1) ${1#java-v1-}" ;;
+    spring) echo "spring-cloud-aws-sqs" ;;
+    jms) echo "amazon-sqs-java-messaging-lib (JMS)" ;;
+    go-v2) echo "aws-sdk-go-v2 service/sqs" ;;
+    go-v1-query|go-v1-json) echo "aws-sdk-go (v1) ${1#go-v1-}" ;;
+    *) echo "$1" ;;
+  esac
+}
+
 # Why a wired suite cannot run on this machine ("" if it can).
 skip_reason() {
   case "$1" in
@@ -278,7 +291,7 @@ run_suite() { # run_suite <suite>
     "") ;;
     skipped:*)
       echo "   $why" | tee "$log"
-      write_skip_result "$RESULTS/$suite.json" "$suite" "$why"
+      write_skip_result "$RESULTS/$suite.json" "$(suite_label "$suite")" "$why"
       skipped_suites+=("$suite ($why)")
       return 0 ;;
     *)
