@@ -1,7 +1,9 @@
 //! The `retsu` command line: the server's flags ([`Config`]) plus
-//! `--config FILE`, `--log-format`, and two subcommands: `check-config FILE`
-//! (validate without starting) and `health` (probe a running server's
-//! `/health`, for a scratch container's HEALTHCHECK, which has no curl).
+//! `--config FILE`, `--log-format`, and subcommands: `check-config FILE`
+//! (validate without starting), `health` (probe a running server's
+//! `/health`, for a scratch container's HEALTHCHECK, which has no curl),
+//! and the admin API's clients `peek`, `history`, `events`, `clock`,
+//! `faults`, `reset` (see `admin_cli.rs`).
 //!
 //! Kept apart from [`Config`] so the server's settings stay one block that
 //! tests and embedders build directly; this module only decides where each
@@ -14,6 +16,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::admin_cli::{AdminArgs, AdminCommand, ClockAction, FaultsAction};
 use crate::config::file::{ConfigError, FileConfig, QueuePlan, Source};
 use crate::config::Config;
 
@@ -55,6 +58,114 @@ pub enum Command {
         #[arg(long, default_value_t = 2)]
         timeout: u64,
     },
+    /// Show a queue's messages without changing them (admin API).
+    Peek {
+        /// A queue name, region/account/name, or a queue URL.
+        queue: String,
+        /// available, inflight, delayed or all.
+        #[arg(long, default_value = "all")]
+        state: String,
+        /// Most messages to show (up to 10000).
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Show a message's whole life, event by event (admin API).
+    History {
+        message_id: String,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Show recent message events (admin API).
+    Events {
+        /// Only this queue (name, region/account/name or URL).
+        #[arg(long)]
+        queue: Option<String>,
+        /// Only these kinds, comma-separated (expired,purged,dead_lettered,…).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only events after this sequence number.
+        #[arg(long)]
+        since: Option<u64>,
+        /// Most events to show.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Show or move the server's clock (admin API).
+    Clock {
+        #[command(subcommand)]
+        action: Option<ClockAction>,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Show, set or clear seeded faults (admin API).
+    Faults {
+        #[command(subcommand)]
+        action: Option<FaultsAction>,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+    /// Delete every queue and message, or empty one queue (admin API).
+    Reset {
+        /// Only empty this queue (keeps its attributes and tags).
+        queue: Option<String>,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
+}
+
+impl Command {
+    /// The admin-API client command this is, with its connection flags.
+    pub fn admin(&self) -> Option<(AdminCommand, &AdminArgs)> {
+        Some(match self {
+            Command::Peek {
+                queue,
+                state,
+                limit,
+                admin,
+            } => (
+                AdminCommand::Peek {
+                    queue: queue.clone(),
+                    state: state.clone(),
+                    limit: *limit,
+                },
+                admin,
+            ),
+            Command::History { message_id, admin } => (
+                AdminCommand::History {
+                    message_id: message_id.clone(),
+                },
+                admin,
+            ),
+            Command::Events {
+                queue,
+                kind,
+                since,
+                limit,
+                admin,
+            } => (
+                AdminCommand::Events {
+                    queue: queue.clone(),
+                    kind: kind.clone(),
+                    since: *since,
+                    limit: *limit,
+                },
+                admin,
+            ),
+            Command::Clock { action, admin } => (AdminCommand::Clock(action.clone()), admin),
+            Command::Faults { action, admin } => (AdminCommand::Faults(action.clone()), admin),
+            Command::Reset { queue, admin } => (
+                AdminCommand::Reset {
+                    queue: queue.clone(),
+                },
+                admin,
+            ),
+            Command::CheckConfig { .. } | Command::Health { .. } => return None,
+        })
+    }
 }
 
 /// Everything start-up needs, with each value from its winning source.

@@ -8,6 +8,7 @@
 //! ```
 
 pub mod admin;
+pub mod admin_cli;
 pub mod api;
 pub mod cli;
 pub mod clock;

@@ -54,6 +54,21 @@ async fn main() -> ExitCode {
             }
         }
         None => serve(&cli, &matches).await,
+        Some(other) => match other.admin() {
+            Some((command, args)) => match retsu::admin_cli::run(&command, args) {
+                Ok(out) => {
+                    // A closed pipe (`retsu peek q | head`) is not an error.
+                    use std::io::Write;
+                    let _ = writeln!(std::io::stdout(), "{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("retsu: {e}");
+                    ExitCode::FAILURE
+                }
+            },
+            None => ExitCode::from(BAD_CONFIG),
+        },
     }
 }
 

@@ -39,7 +39,7 @@ pub fn show(admin: &Admin) -> Response {
 pub fn change(admin: &Admin, request: &AdminRequest) -> Response {
     let body = match request.json_body() {
         Ok(b) => b,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let Some(clock) = admin.clock() else {
         return error(

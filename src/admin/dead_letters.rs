@@ -20,7 +20,7 @@ pub fn delete(admin: &Admin, key: &QueueKey, id: &str) -> Response {
 pub fn restore(admin: &Admin, key: &QueueKey, id: &str, request: &AdminRequest) -> Response {
     let body = match request.json_body() {
         Ok(b) => b,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let to = match body.get("to") {
         None | Some(Value::Null) => None,

@@ -16,7 +16,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::{error, read_body, Admin};
+use super::{bad_request, error, read_body, Admin};
 use crate::api::{Message, ReceiveMessageResult, Response as SqsResponse};
 use crate::engine::{md5_of_attribute_map, PeekStates, PeekedMessage, PeekedState, QueueKey};
 use crate::error::SqsError;
@@ -137,7 +137,7 @@ pub async fn messages(State(admin): State<Arc<Admin>>, req: Request) -> Response
     }
     let body = match read_body(body).await {
         Ok(b) => b,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let protocol = if wants_json(&parts.headers) {
         Protocol::Json

@@ -181,22 +181,24 @@ impl AdminRequest {
     }
 
     /// The body as a JSON object (an empty body is `{}`).
-    pub fn json_body(&self) -> Result<serde_json::Map<String, Value>, Response> {
+    /// A body that is not one is a 400 with this message.
+    pub fn json_body(&self) -> Result<serde_json::Map<String, Value>, String> {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Default::default());
         }
         match serde_json::from_slice::<Value>(&self.body) {
             Ok(Value::Object(map)) => Ok(map),
-            Ok(_) => Err(bad_request("the body must be a JSON object")),
-            Err(e) => Err(bad_request(format!("the body is not JSON: {e}"))),
+            Ok(_) => Err("the body must be a JSON object".into()),
+            Err(e) => Err(format!("the body is not JSON: {e}")),
         }
     }
 }
 
-async fn read_body(body: Body) -> Result<Bytes, Response> {
+/// The whole body; too long a one is a 400 with this message.
+async fn read_body(body: Body) -> Result<Bytes, String> {
     axum::body::to_bytes(body, MAX_BODY)
         .await
-        .map_err(|_| bad_request(format!("the body is longer than {MAX_BODY} bytes")))
+        .map_err(|_| format!("the body is longer than {MAX_BODY} bytes"))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -216,7 +218,7 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
     }
     let body = match read_body(body).await {
         Ok(b) => b,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let path = parts.uri.path();
     let segments: Vec<String> = path

@@ -1,0 +1,650 @@
+//! `retsu peek|history|events|clock|faults|reset`: thin clients of a
+//! running server's admin API (`/_retsu/*`), readable tables by default,
+//! the API's JSON with `--json`.
+//!
+//! Plain HTTP/1.1 over a std socket, like `retsu health`: the binary needs
+//! no HTTP client library for a handful of local JSON calls.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+use crate::clock::format_rfc3339;
+
+/// Where the admin API is and how to print its answers.
+#[derive(Debug, Clone, Args)]
+pub struct AdminArgs {
+    /// Base URL of the running server.
+    #[arg(
+        long,
+        env = "RETSU_ENDPOINT",
+        default_value = "http://localhost:9324",
+        global = true
+    )]
+    pub endpoint: String,
+    /// The server's --admin-token, if it has one.
+    #[arg(
+        long = "admin-token",
+        env = "RETSU_ADMIN_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Print the API's JSON instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ClockAction {
+    /// Show the clock (the default).
+    Show,
+    /// Stop time.
+    Freeze,
+    /// Let time run again.
+    Resume,
+    /// Move time forward: 30s, 15m, 1h30m, 4d, 250ms, or milliseconds.
+    Advance { duration: String },
+    /// Set the time (never backwards): 2026-01-01T00:00:00Z.
+    Set { time: String },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum FaultsAction {
+    /// Show the fault settings (the default).
+    Show,
+    /// Set faults from key=value pairs: seed=1 profile=aws-like, or
+    /// duplicate=0.05 reorder=0.1 queue=us-east-1/000000000000/jobs …
+    Set {
+        #[arg(value_name = "KEY=VALUE", required = true)]
+        settings: Vec<String>,
+    },
+    /// Turn every fault off.
+    Clear,
+}
+
+/// One answer of the admin API.
+struct Answer {
+    status: u16,
+    body: Value,
+}
+
+/// A tiny HTTP/1.1 client for the admin API.
+struct Client {
+    authority: String,
+    base_path: String,
+    token: Option<String>,
+}
+
+impl Client {
+    fn new(args: &AdminArgs) -> Result<Client, String> {
+        let rest = args
+            .endpoint
+            .trim()
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{}: the endpoint must start with http://", args.endpoint))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+            None => (rest, ""),
+        };
+        let has_port = authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        Ok(Client {
+            authority: if has_port {
+                authority.to_string()
+            } else {
+                format!("{authority}:80")
+            },
+            base_path: path.to_string(),
+            token: args.token.clone().filter(|t| !t.is_empty()),
+        })
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Answer, String> {
+        let body = body.map(Value::to_string).unwrap_or_default();
+        let mut request = format!(
+            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\nContent-Length: {}\r\n",
+            self.base_path,
+            self.authority,
+            body.len()
+        );
+        if !body.is_empty() {
+            request.push_str("Content-Type: application/json\r\n");
+        }
+        if let Some(t) = &self.token {
+            request.push_str(&format!("Authorization: Bearer {t}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        let timeout = Duration::from_secs(30);
+        let addrs: Vec<_> = self
+            .authority
+            .to_socket_addrs()
+            .map_err(|e| format!("{}: cannot resolve: {e}", self.authority))?
+            .collect();
+        let mut last = format!("{}: no address", self.authority);
+        for addr in addrs {
+            let mut stream = match TcpStream::connect_timeout(&addr, timeout) {
+                Ok(s) => s,
+                Err(e) => {
+                    last = format!("{addr}: cannot connect: {e}");
+                    continue;
+                }
+            };
+            let _ = stream.set_read_timeout(Some(timeout));
+            stream
+                .write_all(request.as_bytes())
+                .map_err(|e| format!("{addr}: {e}"))?;
+            let mut raw = Vec::new();
+            stream
+                .read_to_end(&mut raw)
+                .map_err(|e| format!("{addr}: no answer: {e}"))?;
+            return parse_response(&raw);
+        }
+        Err(last)
+    }
+
+    /// Calls and insists on success; an API error becomes its message.
+    fn ok(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, String> {
+        let answer = self.call(method, path, body)?;
+        if (200..300).contains(&answer.status) {
+            return Ok(answer.body);
+        }
+        let message = answer.body["error"]["message"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| answer.body.to_string());
+        Err(format!("{} {path}: {} {message}", method, answer.status))
+    }
+}
+
+fn parse_response(raw: &[u8]) -> Result<Answer, String> {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("the server's answer has no header end")?;
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut body = raw[split + 4..].to_vec();
+    let status = head
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse::<u16>().ok())
+        .ok_or_else(|| format!("not an HTTP answer: {head:?}"))?;
+    let chunked = head.lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("transfer-encoding:") && l.contains("chunked")
+    });
+    if chunked {
+        body = dechunk(&body)?;
+    }
+    let text = String::from_utf8_lossy(&body);
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text.to_string()));
+    Ok(Answer { status, body })
+}
+
+fn dechunk(mut data: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = data
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("truncated chunked body")?;
+        let size_text = String::from_utf8_lossy(&data[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| format!("bad chunk size {size_text:?}"))?;
+        data = &data[line_end + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        if data.len() < size {
+            return Err("truncated chunk".into());
+        }
+        out.extend_from_slice(&data[..size]);
+        data = data.get(size + 2..).unwrap_or(&[]);
+    }
+}
+
+/// Resolves QUEUE (a name, `region/account/name`, or a queue URL) to its
+/// admin path segment `region/account/name`, asking the server which
+/// queues exist when the argument leaves region or account open.
+fn queue_path(client: &Client, queue: &str) -> Result<String, String> {
+    let (region, account, name): (Option<String>, Option<String>, String) =
+        if let Some((_, rest)) = queue.split_once("://") {
+            let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+            match segments.as_slice() {
+                ["queue", r, a, n] => (Some(r.to_string()), Some(a.to_string()), n.to_string()),
+                [a, n] => {
+                    let host = host.split(':').next().unwrap_or(host);
+                    let region = host
+                        .strip_prefix("sqs.")
+                        .and_then(|r| r.split('.').next())
+                        .filter(|r| r.contains('-'))
+                        .map(String::from);
+                    (region, Some(a.to_string()), n.to_string())
+                }
+                _ => return Err(format!("{queue}: not a queue URL")),
+            }
+        } else {
+            match queue.split('/').collect::<Vec<_>>().as_slice() {
+                [r, a, n] => return Ok(format!("{r}/{a}/{n}")),
+                [n] if !n.is_empty() => (None, None, n.to_string()),
+                _ => {
+                    return Err(format!(
+                        "{queue}: give a name, region/account/name or a queue URL"
+                    ))
+                }
+            }
+        };
+    if let (Some(r), Some(a)) = (&region, &account) {
+        return Ok(format!("{r}/{a}/{name}"));
+    }
+    let listed = client.ok("GET", "/_retsu/queues", None)?;
+    let matches: Vec<String> = listed["queues"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|q| q["name"] == name.as_str())
+        .filter(|q| region.as_deref().is_none_or(|r| q["region"] == r))
+        .filter(|q| account.as_deref().is_none_or(|a| q["account"] == a))
+        .map(|q| {
+            format!(
+                "{}/{}/{}",
+                q["region"].as_str().unwrap_or(""),
+                q["account"].as_str().unwrap_or(""),
+                name
+            )
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!("no queue named {name}")),
+        many => Err(format!(
+            "{name} names several queues ({}); give region/account/name",
+            many.join(", ")
+        )),
+    }
+}
+
+fn query(pairs: &[(&str, Option<String>)]) -> String {
+    let mut s = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        if let Some(v) = v {
+            s.append_pair(k, v);
+        }
+    }
+    let q = s.finish();
+    if q.is_empty() {
+        q
+    } else {
+        format!("?{q}")
+    }
+}
+
+fn time(v: &Value) -> String {
+    v.as_u64().map(format_rfc3339).unwrap_or_else(|| "-".into())
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A body shortened to one line of at most `width` characters.
+fn short(s: &str, width: usize) -> String {
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one_line.chars().count() <= width {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(width.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Left-aligned columns, two spaces apart.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| -> String {
+        let last = cells.len() - 1;
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == last {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    for row in rows {
+        out.push('\n');
+        out.push_str(&line(row.clone()));
+    }
+    out
+}
+
+fn render_clock(c: &Value) -> String {
+    let offset = c["offset_ms"].as_i64().unwrap_or(0);
+    format!(
+        "now     {}\nnow_ms  {}\nfrozen  {}\noffset  {offset:+}ms",
+        text(&c["now"]),
+        text(&c["now_ms"]),
+        text(&c["frozen"]),
+    )
+}
+
+fn render_peek(queue: &str, v: &Value) -> String {
+    let rows: Vec<Vec<String>> = v["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            vec![
+                text(&m["message_id"]),
+                text(&m["state"]),
+                text(&m["receive_count"]),
+                time(&m["visible_at_ms"]),
+                text(&m["group_id"]),
+                short(m["body"].as_str().unwrap_or(""), 48),
+            ]
+        })
+        .collect();
+    let mut out = format!("{queue}: {} message(s)\n", rows.len());
+    out.push_str(&table(
+        &[
+            "MESSAGE ID",
+            "STATE",
+            "RECEIVES",
+            "VISIBLE AT",
+            "GROUP",
+            "BODY",
+        ],
+        &rows,
+    ));
+    if v["truncated"] == true {
+        out.push_str("\n(more messages than --limit)");
+    }
+    out
+}
+
+fn event_rows(events: &Value, with_queue: bool) -> Vec<Vec<String>> {
+    events
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let mut row = vec![text(&e["seq"]), time(&e["at_ms"]), text(&e["kind"])];
+            if with_queue {
+                row.push(format!(
+                    "{}/{}/{}",
+                    text(&e["queue"]["region"]),
+                    text(&e["queue"]["account"]),
+                    text(&e["queue"]["name"])
+                ));
+                row.push(text(&e["message_id"]));
+            }
+            row.push(text(&e["receive_count"]));
+            row.push(time(&e["visible_at_ms"]));
+            row.push(text(&e["detail"]));
+            row
+        })
+        .collect()
+}
+
+fn render_history(v: &Value) -> String {
+    let mut out = format!("message {}\n", text(&v["message_id"]));
+    out.push_str(&table(
+        &["SEQ", "AT", "EVENT", "RECEIVES", "VISIBLE AT", "DETAIL"],
+        &event_rows(&v["events"], false),
+    ));
+    if v["truncated"] == true {
+        out.push_str("\n(older events were dropped)");
+    }
+    match &v["current"] {
+        Value::Null => out.push_str("\nnow: gone"),
+        m => out.push_str(&format!(
+            "\nnow: {} (receives {})",
+            text(&m["state"]),
+            text(&m["receive_count"])
+        )),
+    }
+    out
+}
+
+fn render_events(v: &Value) -> String {
+    let mut out = table(
+        &[
+            "SEQ",
+            "AT",
+            "EVENT",
+            "QUEUE",
+            "MESSAGE ID",
+            "RECEIVES",
+            "VISIBLE AT",
+            "DETAIL",
+        ],
+        &event_rows(&v["events"], true),
+    );
+    out.push_str(&format!("\nnext: {}", text(&v["next"])));
+    out
+}
+
+fn render_object(v: &Value) -> String {
+    match v.as_object() {
+        Some(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", text(v)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => text(v),
+    }
+}
+
+/// `key=value` pairs as a JSON object; values that read as JSON (numbers,
+/// booleans, arrays) keep their type, others are strings.
+fn settings_object(pairs: &[String]) -> Result<Value, String> {
+    let mut map = serde_json::Map::new();
+    for pair in pairs {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("{pair}: expected KEY=VALUE"))?;
+        let value = serde_json::from_str::<Value>(v).unwrap_or_else(|_| json!(v));
+        map.insert(k.to_string(), value);
+    }
+    Ok(Value::Object(map))
+}
+
+/// The admin subcommands.
+#[derive(Debug, Clone)]
+pub enum AdminCommand {
+    Peek {
+        queue: String,
+        state: String,
+        limit: usize,
+    },
+    History {
+        message_id: String,
+    },
+    Events {
+        queue: Option<String>,
+        kind: Option<String>,
+        since: Option<u64>,
+        limit: Option<usize>,
+    },
+    Clock(Option<ClockAction>),
+    Faults(Option<FaultsAction>),
+    Reset {
+        queue: Option<String>,
+    },
+}
+
+/// Runs one admin subcommand; returns what to print, or the error.
+pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
+    let client = Client::new(args)?;
+    let (value, table) = match command {
+        AdminCommand::Peek {
+            queue,
+            state,
+            limit,
+        } => {
+            let path = queue_path(&client, queue)?;
+            let v = client.ok(
+                "GET",
+                &format!(
+                    "/_retsu/queues/{path}/messages{}",
+                    query(&[
+                        ("state", Some(state.clone())),
+                        ("limit", Some(limit.to_string()))
+                    ])
+                ),
+                None,
+            )?;
+            let t = render_peek(&path, &v);
+            (v, t)
+        }
+        AdminCommand::History { message_id } => {
+            let v = client.ok("GET", &format!("/_retsu/messages/{message_id}"), None)?;
+            let t = render_history(&v);
+            (v, t)
+        }
+        AdminCommand::Events {
+            queue,
+            kind,
+            since,
+            limit,
+        } => {
+            let queue = match queue {
+                Some(q) => Some(queue_path(&client, q)?),
+                None => None,
+            };
+            let v = client.ok(
+                "GET",
+                &format!(
+                    "/_retsu/events{}",
+                    query(&[
+                        ("queue", queue),
+                        ("kind", kind.clone()),
+                        ("since", since.map(|s| s.to_string())),
+                        ("limit", limit.map(|l| l.to_string())),
+                    ])
+                ),
+                None,
+            )?;
+            let t = render_events(&v);
+            (v, t)
+        }
+        AdminCommand::Clock(action) => {
+            let change = match action.clone().unwrap_or(ClockAction::Show) {
+                ClockAction::Show => None,
+                ClockAction::Freeze => Some(json!({"freeze": true})),
+                ClockAction::Resume => Some(json!({"resume": true})),
+                ClockAction::Advance { duration } => Some(match duration.parse::<u64>() {
+                    Ok(ms) => json!({ "advance": ms }),
+                    Err(_) => json!({ "advance": duration }),
+                }),
+                ClockAction::Set { time } => Some(json!({ "set": time })),
+            };
+            let v = match change {
+                None => client.ok("GET", "/_retsu/clock", None)?,
+                Some(c) => client.ok("POST", "/_retsu/clock", Some(&c))?,
+            };
+            let t = render_clock(&v);
+            (v, t)
+        }
+        AdminCommand::Faults(action) => {
+            let v = match action.clone().unwrap_or(FaultsAction::Show) {
+                FaultsAction::Show => client.ok("GET", "/_retsu/faults", None)?,
+                FaultsAction::Set { settings } => {
+                    client.ok("POST", "/_retsu/faults", Some(&settings_object(&settings)?))?
+                }
+                FaultsAction::Clear => client.ok("DELETE", "/_retsu/faults", None)?,
+            };
+            let t = render_object(&v);
+            (v, t)
+        }
+        AdminCommand::Reset { queue } => match queue {
+            None => {
+                let v = client.ok("POST", "/_retsu/reset", Some(&json!({})))?;
+                let t = format!("reset: {} queue(s) deleted", text(&v["queues_deleted"]));
+                (v, t)
+            }
+            Some(q) => {
+                let path = queue_path(&client, q)?;
+                let v = client.ok(
+                    "POST",
+                    &format!("/_retsu/queues/{path}/reset"),
+                    Some(&json!({})),
+                )?;
+                let t = format!(
+                    "reset {path}: {} message(s) removed",
+                    text(&v["messages_removed"])
+                );
+                (v, t)
+            }
+        },
+    };
+    Ok(if args.json {
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    } else {
+        table
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_plain_and_chunked() {
+        let a =
+            parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\n{\"a\":true}\n").unwrap();
+        assert_eq!((a.status, a.body), (200, json!({"a": true})));
+        let a = parse_response(
+            b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"b\":\r\n2\r\n1}\r\n0\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!((a.status, a.body), (404, json!({"b": 1})));
+        assert!(parse_response(b"garbage").is_err());
+    }
+
+    #[test]
+    fn tables_and_settings() {
+        let t = table(&["A", "BB"], &[vec!["long".into(), "x".into()]]);
+        assert_eq!(t, "A     BB\nlong  x");
+        assert_eq!(short("a\nb", 10), "a b");
+        assert_eq!(short("abcdef", 4), "abc…");
+        assert_eq!(
+            settings_object(&[
+                "seed=1".into(),
+                "profile=aws-like".into(),
+                "latency_ms=[0,50]".into()
+            ])
+            .unwrap(),
+            json!({"seed": 1, "profile": "aws-like", "latency_ms": [0, 50]})
+        );
+        assert!(settings_object(&["nope".into()]).is_err());
+        assert_eq!(query(&[("a", Some("x y".into())), ("b", None)]), "?a=x+y");
+    }
+}

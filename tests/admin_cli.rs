@@ -1,0 +1,261 @@
+//! `retsu peek|clock|reset|history|events|faults` against the real binary
+//! serving with `--clock frozen --clock-start …`: the thin admin clients,
+//! tables and `--json`, and the clock flags themselves.
+//!
+//! Time moves only through `retsu clock`; the only real waiting is for the
+//! server process to listen.
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::Client;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_retsu");
+/// 2026-01-01T00:00:00Z.
+const START_MS: u64 = 1_767_225_600_000;
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    async fn start(extra: &[&str]) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(BIN)
+            .args(["--port", &port.to_string()])
+            .args(["--clock", "frozen", "--clock-start", "2026-01-01T00:00:00Z"])
+            .args(extra)
+            .env_remove("RETSU_HOST")
+            .env_remove("RETSU_ADMIN_TOKEN")
+            .env_remove("RETSU_ENDPOINT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("retsu starts");
+        let mut server = Server { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                panic!("retsu exited early: {status}");
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "no listener");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        server
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn client(&self) -> Client {
+        let config = aws_sdk_sqs::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+            .endpoint_url(self.endpoint())
+            .build();
+        Client::from_conf(config)
+    }
+
+    /// Runs `retsu <args> --endpoint <this server>`.
+    fn cli(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .args(["--endpoint", &self.endpoint()])
+            .env_remove("RETSU_ADMIN_TOKEN")
+            .output()
+            .expect("retsu runs")
+    }
+
+    /// Runs a CLI command that must succeed; returns its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cli(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut with = args.to_vec();
+        with.push("--json");
+        serde_json::from_str(&self.ok(&with)).expect("--json prints JSON")
+    }
+}
+
+#[tokio::test]
+async fn clock_flags_and_the_clock_command() {
+    let server = Server::start(&[]).await;
+    let shown = server.json(&["clock"]);
+    assert_eq!(shown["now_ms"], START_MS);
+    assert_eq!(shown["frozen"], true);
+    let table = server.ok(&["clock", "show"]);
+    assert!(table.contains("2026-01-01T00:00:00.000Z"), "{table}");
+    assert!(table.contains("frozen  true"), "{table}");
+
+    assert_eq!(
+        server.json(&["clock", "advance", "1h30m"])["now_ms"],
+        START_MS + 5_400_000
+    );
+    assert_eq!(
+        server.json(&["clock", "advance", "1500"])["now_ms"],
+        START_MS + 5_401_500
+    );
+    let set = server.json(&["clock", "set", "2026-06-01T12:00:00Z"]);
+    assert_eq!(set["now"], "2026-06-01T12:00:00.000Z");
+    let back = server.cli(&["clock", "set", "2025-01-01T00:00:00Z"]);
+    assert!(!back.status.success());
+    assert!(
+        String::from_utf8_lossy(&back.stderr).contains("never goes backwards"),
+        "{back:?}"
+    );
+    assert_eq!(server.json(&["clock", "resume"])["frozen"], false);
+    assert_eq!(server.json(&["clock", "freeze"])["frozen"], true);
+}
+
+#[tokio::test]
+async fn peek_and_reset_from_the_command_line() {
+    let server = Server::start(&[]).await;
+    let sqs = server.client();
+    let url = sqs
+        .create_queue()
+        .queue_name("jobs")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for body in ["first\nline", "second"] {
+        sqs.send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .send()
+            .await
+            .unwrap();
+    }
+    let got = sqs
+        .receive_message()
+        .queue_url(&url)
+        .visibility_timeout(60)
+        .send()
+        .await
+        .unwrap()
+        .messages
+        .unwrap();
+    assert_eq!(got[0].body(), Some("first\nline"));
+
+    // By name, region/account/name, and URL: the same listing.
+    let table = server.ok(&["peek", "jobs"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "us-east-1/000000000000/jobs: 2 message(s)");
+    assert!(lines[1].starts_with("MESSAGE ID"), "{table}");
+    assert!(
+        lines[2].contains("available") && lines[2].contains("second"),
+        "{table}"
+    );
+    assert!(
+        lines[3].contains("inflight")
+            && lines[3].contains("first line")
+            && lines[3].contains("2026-01-01T00:01:00.000Z"),
+        "{table}"
+    );
+    assert_eq!(server.ok(&["peek", "us-east-1/000000000000/jobs"]), table);
+    assert_eq!(server.ok(&["peek", &url]), table);
+    let json = server.json(&["peek", "jobs", "--state", "inflight", "--limit", "1"]);
+    assert_eq!(json["messages"][0]["receive_count"], 1);
+    assert_eq!(json["truncated"], false);
+    let limited = server.ok(&["peek", "jobs", "--limit", "1"]);
+    assert!(limited.contains("more messages than --limit"), "{limited}");
+
+    let missing = server.cli(&["peek", "nope"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no queue named nope"));
+
+    // Peeking changed nothing.
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap();
+    let n = |k: &str| attrs[&aws_sdk_sqs::types::QueueAttributeName::from(k)].clone();
+    assert_eq!(n("ApproximateNumberOfMessages"), "1");
+    assert_eq!(n("ApproximateNumberOfMessagesNotVisible"), "1");
+
+    assert_eq!(
+        server.ok(&["reset", "jobs"]).trim(),
+        "reset us-east-1/000000000000/jobs: 2 message(s) removed"
+    );
+    assert_eq!(server.ok(&["reset"]).trim(), "reset: 1 queue(s) deleted");
+    let listed = sqs.list_queues().send().await.unwrap();
+    assert!(listed.queue_urls.unwrap_or_default().is_empty());
+}
+
+#[tokio::test]
+async fn the_cli_sends_the_admin_token() {
+    let server = Server::start(&["--admin-token", "t0k"]).await;
+    let refused = server.cli(&["clock"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("401"));
+    assert_eq!(
+        server.json(&["clock", "--admin-token", "t0k"])["now_ms"],
+        START_MS
+    );
+    let by_env = Command::new(BIN)
+        .args(["clock", "--json", "--endpoint", &server.endpoint()])
+        .env("RETSU_ADMIN_TOKEN", "t0k")
+        .output()
+        .unwrap();
+    assert!(by_env.status.success(), "{by_env:?}");
+}
+
+#[tokio::test]
+async fn history_events_and_faults_call_their_endpoints() {
+    // The endpoints themselves come with the event stream; here the
+    // clients must reach them and report the server's answer.
+    let server = Server::start(&[]).await;
+    // Until they exist, the server's 404 names the path the client built.
+    for (args, path) in [
+        (
+            &["history", "0b7a3c4e-0000-4000-8000-000000000000"][..],
+            "GET /_retsu/messages/0b7a3c4e-0000-4000-8000-000000000000",
+        ),
+        (
+            &["events", "--kind", "expired", "--since", "7"],
+            "GET /_retsu/events?kind=expired&since=7",
+        ),
+        (&["faults", "show"], "GET /_retsu/faults"),
+        (&["faults", "clear"], "DELETE /_retsu/faults"),
+    ] {
+        let out = server.cli(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() || stderr.contains(path),
+            "{args:?}: {out:?}"
+        );
+    }
+    let bad = server.cli(&["faults", "set", "seed"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("KEY=VALUE"));
+}
