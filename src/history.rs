@@ -168,6 +168,13 @@ impl Subscriber for History {
             let event = Arc::new(event.clone());
             let id = event.message_id;
             inner.window.push_back(event.clone());
+            if !inner.live.contains_key(&id) {
+                // A seeded duplicate outlives its deleted original: the
+                // message's trail goes on where it finished.
+                if let Some(done) = inner.finished.remove(&id) {
+                    inner.live.insert(id, done);
+                }
+            }
             let kept = inner.live.entry(id).or_default();
             kept.events.push_back(event.clone());
             if kept.events.len() > limits.max_per_message {

@@ -15,6 +15,7 @@ pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod faults;
 pub mod history;
 pub mod protocol;
 pub mod server;
