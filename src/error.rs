@@ -23,6 +23,9 @@ pub enum ErrorCode {
     UnsupportedOperation,
     ReceiptHandleIsInvalid,
     OverLimit,
+    /// The request rate was exceeded (only as a seeded fault: Retsu has
+    /// no quotas).
+    RequestThrottled,
     ResourceNotFound,
     InvalidAttributeName,
     InvalidAttributeValue,
@@ -59,6 +62,7 @@ impl ErrorCode {
             UnsupportedOperation => "com.amazonaws.sqs#UnsupportedOperation",
             ReceiptHandleIsInvalid => "com.amazonaws.sqs#ReceiptHandleIsInvalid",
             OverLimit => "com.amazonaws.sqs#OverLimit",
+            RequestThrottled => "com.amazonaws.sqs#RequestThrottled",
             ResourceNotFound => "com.amazonaws.sqs#ResourceNotFoundException",
             InvalidAttributeName => "com.amazonaws.sqs#InvalidAttributeName",
             InvalidAttributeValue => "com.amazonaws.sqs#InvalidAttributeValue",
@@ -91,6 +95,7 @@ impl ErrorCode {
             UnsupportedOperation => "AWS.SimpleQueueService.UnsupportedOperation",
             ReceiptHandleIsInvalid => "ReceiptHandleIsInvalid",
             OverLimit => "OverLimit",
+            RequestThrottled => "RequestThrottled",
             ResourceNotFound => "ResourceNotFoundException",
             InvalidAttributeName => "InvalidAttributeName",
             InvalidAttributeValue => "InvalidAttributeValue",
@@ -110,7 +115,7 @@ impl ErrorCode {
     pub fn status(self) -> u16 {
         use ErrorCode::*;
         match self {
-            PurgeQueueInProgress | OverLimit => 403,
+            PurgeQueueInProgress | OverLimit | RequestThrottled => 403,
             ReceiptHandleIsInvalid | ResourceNotFound => 404,
             RequestTimeout => 408,
             InternalError => 500,

@@ -17,6 +17,7 @@ pub mod console;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod faults;
 pub mod history;
 pub mod metrics;
 pub mod protocol;

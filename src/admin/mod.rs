@@ -12,7 +12,8 @@
 //! unknown paths and refused tokens included — is JSON, never an empty
 //! body. One file per family: `queues.rs` (health, queues), `peek.rs`,
 //! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
-//! `history.rs` (a message's history, recent events), `localstack.rs`.
+//! `history.rs` (a message's history, recent events), `faults.rs`
+//! (seeded faults), `localstack.rs`.
 
 // Handlers return an early `Response` as their error: built once per admin
 // call, never on the SQS path, so its size does not matter.
@@ -38,6 +39,7 @@ use crate::protocol::Settings;
 
 mod clock;
 mod dead_letters;
+mod faults;
 mod history;
 mod localstack;
 mod peek;
@@ -269,6 +271,9 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
         ["clock"] if m == Method::GET => clock::show(&admin),
         ["clock"] if m == Method::POST => clock::change(&admin, &request),
         ["reset"] if m == Method::POST => reset::all(&admin),
+        ["faults"] if m == Method::GET => faults::show(&admin),
+        ["faults"] if m == Method::POST => faults::set(&admin, &request),
+        ["faults"] if m == Method::DELETE => faults::clear(&admin, &request),
         ["messages", id] if m == Method::GET => history::message(&admin, id),
         ["events"] if m == Method::GET => history::events(&admin, &request),
         _ => error(

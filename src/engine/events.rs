@@ -76,6 +76,7 @@ impl Transition {
             AdminDeleted => "admin_deleted",
             RestoredOut => "restored_out",
             RestoredIn => "restored_in",
+            Duplicated => "duplicated",
         }
     }
 
@@ -96,6 +97,7 @@ impl Transition {
         Transition::AdminDeleted,
         Transition::RestoredOut,
         Transition::RestoredIn,
+        Transition::Duplicated,
     ];
 
     pub fn from_name(name: &str) -> Option<Transition> {
@@ -191,8 +193,12 @@ impl Wakes {
         let mut w = Wakes::default();
         for r in raw {
             match (r.kind, r.state) {
-                (Sent | ArrivedFromSource | RestoredIn, State::Available) => w.one_each += 1,
-                (Sent | ArrivedFromSource | RestoredIn, State::Delayed(_)) => w.everyone = true,
+                (Sent | ArrivedFromSource | RestoredIn | Duplicated, State::Available) => {
+                    w.one_each += 1
+                }
+                (Sent | ArrivedFromSource | RestoredIn | Duplicated, State::Delayed(_)) => {
+                    w.everyone = true
+                }
                 (DelayEnded, _) => w.one_each += 1,
                 // Released by its deadline (a poll's own timer covers it)
                 // or at once by ChangeMessageVisibility(0).

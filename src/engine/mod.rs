@@ -19,6 +19,7 @@
 mod attributes;
 mod checksum;
 pub mod events;
+mod faults;
 mod inspect;
 mod messages;
 mod queue;
@@ -171,6 +172,8 @@ pub struct Engine {
     /// The receipt-handle key, the event bus and the clock, shared with
     /// every queue.
     shared: Arc<queue::Shared>,
+    /// Seeded faults (off unless the admin API turns them on).
+    faults: crate::faults::Faults,
 }
 
 impl Engine {
@@ -191,7 +194,13 @@ impl Engine {
                 events: events::EventBus::default(),
                 clock: clock.clone(),
             }),
+            faults: crate::faults::Faults::default(),
         })
+    }
+
+    /// The seeded-fault settings the HTTP handler applies (`crate::faults`).
+    pub fn faults(&self) -> &crate::faults::Faults {
+        &self.faults
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {

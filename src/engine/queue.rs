@@ -139,6 +139,8 @@ impl Queue {
     ) -> Queue {
         let fifo = settings.fifo;
         let dedup_per_group = settings.dedup_per_group;
+        // Opt-in extensions (`retsu:extensions` tag): store/extensions.rs.
+        let store = MessageStore::new(fifo).with_extension_tags(&tags);
         Queue {
             arn: key.arn(),
             key_arc: Arc::new(key.clone()),
@@ -151,7 +153,7 @@ impl Queue {
                 tags,
                 last_modified_ms: now,
                 last_purge_ms: None,
-                store: MessageStore::new(fifo),
+                store,
                 dedup: Dedup::default(),
                 dedup_per_group,
                 attempts: HashMap::new(),

@@ -364,6 +364,7 @@ impl Engine {
             )));
         }
         state.tags = merged;
+        state.refresh_extensions();
         Ok(Empty {})
     }
 
@@ -383,6 +384,7 @@ impl Engine {
         for k in keys {
             state.tags.remove(&k);
         }
+        state.refresh_extensions();
         Ok(Empty {})
     }
 

@@ -39,6 +39,8 @@ use uuid::Uuid;
 use super::events::RawEvent;
 use crate::api::MessageAttributes;
 
+mod extensions;
+
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -75,6 +77,9 @@ pub enum Transition {
     RestoredOut,
     /// Admin API: put back into its source (or a named) queue.
     RestoredIn,
+    /// Seeded faults: a second copy of a received message, delivered again
+    /// later (`engine/faults.rs`).
+    Duplicated,
 }
 
 /// A stored message.
@@ -161,6 +166,8 @@ pub struct MessageStore {
     outbox: Vec<RawEvent>,
     /// Message id → slot, for the admin API's by-id operations.
     by_id: FxHashMap<Uuid, u64>,
+    /// Opt-in extensions (time to live, priority): `store/extensions.rs`.
+    ext: Option<Box<extensions::Extensions>>,
 }
 
 /// The group a FIFO message belongs to.
@@ -182,6 +189,7 @@ impl MessageStore {
             fifo: fifo.then(Fifo::default),
             outbox: Vec::new(),
             by_id: FxHashMap::default(),
+            ext: None,
         }
     }
 
@@ -291,6 +299,7 @@ impl MessageStore {
             }
             self.remove_at(seq, Transition::Expired, Some(due));
         }
+        self.ext_tick(now);
     }
 
     /// Stores a new message, hidden until `visible_at` if that is later
@@ -352,6 +361,7 @@ impl MessageStore {
                 .insert(seq);
             self.refresh_group(&group_id);
         }
+        self.ext_stored(seq);
         seq
     }
 
@@ -359,6 +369,9 @@ impl MessageStore {
     /// InFlight, whose index entry the caller has already removed). `at`:
     /// when a deadline made it so (`None`: now).
     fn make_available(&mut self, seq: u64, since: u64, how: Transition, at: Option<u64>) {
+        if how == Transition::Released && self.ext_flight_ended(seq, at) {
+            return;
+        }
         let Some(message) = self.messages.get_mut(&seq) else {
             return;
         };
@@ -369,6 +382,7 @@ impl MessageStore {
             .push(MessageStore::transition(how, seq, message, at, None));
         if self.fifo.is_none() {
             self.available.insert(seq);
+            self.ext_available(seq);
         } else {
             let group_id = group_of(message);
             self.refresh_group(&group_id);
@@ -427,8 +441,12 @@ impl MessageStore {
 
     fn remove_at(&mut self, seq: u64, how: Transition, at: Option<u64>) -> Option<StoredMessage> {
         let message = *self.messages.remove(&seq)?;
+        self.ext_forget(seq, &message);
         self.by_age.remove(&(message.enqueued_ms, seq));
-        self.by_id.remove(&message.message_id);
+        // A seeded duplicate shares its id: only forget the id's own slot.
+        if self.by_id.get(&message.message_id) == Some(&seq) {
+            self.by_id.remove(&message.message_id);
+        }
         match message.state {
             State::Delayed(until) => {
                 self.delayed.remove(&(until, seq));
@@ -500,7 +518,7 @@ impl MessageStore {
         let until = now + visibility_ms;
         if self.fifo.is_none() {
             while out.seqs.len() < max {
-                let Some(seq) = self.available.pop_first() else {
+                let Some(seq) = self.pop_available() else {
                     break;
                 };
                 if self.doomed(seq, max_receive_count) {
@@ -559,6 +577,7 @@ impl MessageStore {
                     return;
                 }
                 self.available.remove(&seq);
+                self.ext_unavailable(seq);
             }
             _ => return,
         }
@@ -593,7 +612,9 @@ impl MessageStore {
         let count = self.messages.len();
         let fifo = self.fifo.is_some();
         let (next_seq, next_nonce, next_order) = (self.next_seq, self.next_nonce, self.next_order);
+        let extensions = self.extensions();
         *self = MessageStore::new(fifo);
+        self.set_extensions(extensions);
         self.next_seq = next_seq;
         self.next_nonce = next_nonce;
         self.next_order = next_order;
@@ -712,7 +733,10 @@ impl MessageStore {
     fn peek_available(&self, limit: usize, out: &mut Vec<u64>) {
         let Some(fifo) = &self.fifo else {
             let room = limit - out.len();
-            out.extend(self.available.iter().take(room));
+            match self.ext_ranked() {
+                Some(ranked) => out.extend(ranked.take(room)),
+                None => out.extend(self.available.iter().take(room)),
+            }
             return;
         };
         let available_of = |group: &Group, out: &mut Vec<u64>| {

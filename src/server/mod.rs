@@ -286,7 +286,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         Ok(call) => {
             let action = call.request.action();
             let protocol = call.protocol;
-            let result = run_engine(&state.engine, call).await;
+            let result =
+                crate::faults::run(&state.engine, call, |call| run_engine(&state.engine, call))
+                    .await;
             let code = result.as_ref().err().map(|e| e.code.query_code());
             state
                 .metrics
