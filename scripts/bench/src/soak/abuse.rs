@@ -74,7 +74,12 @@ pub struct Opts {
 
 pub async fn run(launcher: &Launcher, opts: Opts) -> BoxResult<bool> {
     let checks = if opts.only.is_empty() {
-        vec![Check::Longpolls, Check::Queues, Check::Deep, Check::Inflight]
+        vec![
+            Check::Longpolls,
+            Check::Queues,
+            Check::Deep,
+            Check::Inflight,
+        ]
     } else {
         opts.only.clone()
     };
@@ -98,10 +103,7 @@ pub async fn run(launcher: &Launcher, opts: Opts) -> BoxResult<bool> {
         let mut value = match result {
             Ok((ok, figures)) => {
                 passed &= ok;
-                eprintln!(
-                    "{name}: {} {figures}",
-                    if ok { "PASSED" } else { "FAILED" }
-                );
+                eprintln!("{name}: {} {figures}", if ok { "PASSED" } else { "FAILED" });
                 json!({ "passed": ok, "figures": figures })
             }
             Err(e) => {
@@ -169,8 +171,8 @@ async fn longpolls(addr: SocketAddr, pid: u32, n: usize) -> Outcome {
     // Let the server settle after start before the baseline.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = rss(pid)?;
-    let body = json!({ "QueueUrl": url, "MaxNumberOfMessages": 1, "WaitTimeSeconds": 20 })
-        .to_string();
+    let body =
+        json!({ "QueueUrl": url, "MaxNumberOfMessages": 1, "WaitTimeSeconds": 20 }).to_string();
     let request = format!(
         "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-amz-json-1.0\r\n\
          X-Amz-Target: AmazonSQS.ReceiveMessage\r\nContent-Length: {}\r\n\
@@ -218,8 +220,7 @@ async fn longpolls(addr: SocketAddr, pid: u32, n: usize) -> Outcome {
             )
             .into());
         }
-        if let Ok(Some(early)) = tokio::time::timeout(Duration::from_millis(10), rx.recv()).await
-        {
+        if let Ok(Some(early)) = tokio::time::timeout(Duration::from_millis(10), rx.recv()).await {
             return Err(format!("a long poll was answered before any send: {early:?}").into());
         }
     }

@@ -58,7 +58,11 @@ async fn get(addr: SocketAddr, path: &str) -> BoxResult<Bytes> {
         .await
         .map_err(|_| format!("GET {path}: no answer in 60 s"))??;
     if !status.is_success() {
-        return Err(format!("GET {path}: HTTP {status}: {}", String::from_utf8_lossy(&body)).into());
+        return Err(format!(
+            "GET {path}: HTTP {status}: {}",
+            String::from_utf8_lossy(&body)
+        )
+        .into());
     }
     Ok(body)
 }

@@ -304,7 +304,10 @@ pub async fn run(launcher: &Launcher, opts: Opts) -> BoxResult<bool> {
     let elapsed = shared.start.elapsed().as_secs_f64();
     for w in workers {
         // Each finishes its current call (long polls last 1 s).
-        if tokio::time::timeout(Duration::from_secs(60), w).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(60), w)
+            .await
+            .is_err()
+        {
             shared.problem("a client did not stop within 60 s".into());
         }
     }
@@ -377,10 +380,9 @@ async fn create_queues(addr: SocketAddr) -> BoxResult<Urls> {
             .ok_or("CreateQueue: no QueueUrl")?
             .to_string())
     };
-    let dlq = url(
-        c.call("CreateQueue", &json!({ "QueueName": DLQ }), 0)
-            .await?,
-    )?;
+    let dlq = url(c
+        .call("CreateQueue", &json!({ "QueueName": DLQ }), 0)
+        .await?)?;
     let attrs: Value = c
         .call(
             "GetQueueAttributes",
@@ -392,26 +394,24 @@ async fn create_queues(addr: SocketAddr) -> BoxResult<Urls> {
         .as_str()
         .ok_or("no QueueArn")?
         .to_string();
-    let redrive = json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT })
-        .to_string();
-    let std = url(
-        c.call(
+    let redrive =
+        json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVE_COUNT }).to_string();
+    let std = url(c
+        .call(
             "CreateQueue",
             &json!({ "QueueName": STD, "Attributes": {
                 "VisibilityTimeout": vis, "RedrivePolicy": redrive } }),
             0,
         )
-        .await?,
-    )?;
-    let fifo = url(
-        c.call(
+        .await?)?;
+    let fifo = url(c
+        .call(
             "CreateQueue",
             &json!({ "QueueName": FIFO, "Attributes": {
                 "FifoQueue": "true", "VisibilityTimeout": vis } }),
             0,
         )
-        .await?,
-    )?;
+        .await?)?;
     Ok(Urls { std, dlq, fifo })
 }
 
@@ -564,7 +564,11 @@ impl Worker<'_> {
             }
             return Ok(());
         }
-        let entries: Vec<Value> = bodies.iter().enumerate().map(|(i, b)| entry(i, b)).collect();
+        let entries: Vec<Value> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| entry(i, b))
+            .collect();
         let out: Value = self
             .conn
             .call(
@@ -578,7 +582,10 @@ impl Worker<'_> {
 
     async fn receive(&mut self, url: &str) -> Vec<Got> {
         let req = json!({ "QueueUrl": url, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 1 });
-        self.shared.counters.receives.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .counters
+            .receives
+            .fetch_add(1, Ordering::Relaxed);
         let out: Value = match self.conn.call("ReceiveMessage", &req, 1).await {
             Ok(v) => v,
             Err(e) => {
@@ -591,11 +598,9 @@ impl Worker<'_> {
             let body = m["Body"].as_str().unwrap_or("");
             let handle = m["ReceiptHandle"].as_str().unwrap_or("").to_string();
             match parse_body(body) {
-                Some((tag, index)) if self.shared.family(tag).is_some() => got.push(Got {
-                    tag,
-                    index,
-                    handle,
-                }),
+                Some((tag, index)) if self.shared.family(tag).is_some() => {
+                    got.push(Got { tag, index, handle })
+                }
                 _ => self
                     .shared
                     .problem(format!("received a body nobody sent: {body:.40}")),
@@ -620,8 +625,10 @@ impl Worker<'_> {
             let mut recs = family.recs.lock().unwrap();
             let Some(rec) = recs.get(g.index as usize).copied() else {
                 drop(recs);
-                self.shared
-                    .problem(format!("received {}:{} which was never sent", g.tag, g.index));
+                self.shared.problem(format!(
+                    "received {}:{} which was never sent",
+                    g.tag, g.index
+                ));
                 continue;
             };
             let expired = rec.held_ms != 0
@@ -929,7 +936,10 @@ async fn account(addr: SocketAddr, shared: &Shared) -> BoxResult<Accounting> {
             if !r.acked {
                 a.unacked += 1;
                 if s > 1 {
-                    bad("(send unacknowledged) stored more than once", &mut a.duplicated);
+                    bad(
+                        "(send unacknowledged) stored more than once",
+                        &mut a.duplicated,
+                    );
                 }
                 continue;
             }
