@@ -117,7 +117,7 @@ pub fn fd_limit() -> u64 {
     };
     // SAFETY: as above.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-    limit.rlim_cur as u64
+    limit.rlim_cur
 }
 
 /// The target directory: $CARGO_TARGET_DIR, else the workspace's target/.

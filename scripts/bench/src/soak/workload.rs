@@ -353,7 +353,11 @@ pub async fn run(launcher: &Launcher, opts: Opts) -> BoxResult<bool> {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    // The samples stay in the file; stdout gets the rest.
+    let mut shown = report.clone();
+    shown["memory"]["samples_s_kib"] =
+        json!(format!("{} samples, in the file", memory.samples.len()));
+    println!("{}", serde_json::to_string_pretty(&shown)?);
     println!(
         "soak {}: {elapsed:.0} s, {} messages sent, {} lost, {} duplicated, {} deleted but stored, \
          {} FIFO duplicates, {} FIFO out of order, {} errors; RSS {}",
