@@ -974,6 +974,7 @@ struct MemoryCheck {
     summary: String,
     samples: Vec<(f64, u64)>,
     thirds_max_kib: [u64; 3],
+    slope_kib_per_s: f64,
 }
 
 impl MemoryCheck {
@@ -982,6 +983,7 @@ impl MemoryCheck {
             "passed": self.passed,
             "summary": self.summary,
             "max_kib_by_third": self.thirds_max_kib,
+            "last_third_kib_per_s": self.slope_kib_per_s,
             "samples_s_kib": self.samples,
         })
     }
@@ -997,6 +999,7 @@ fn memory_check(samples: &[(f64, u64)], growth: f64) -> MemoryCheck {
             summary: format!("only {n} RSS samples: run for at least 6 s"),
             samples: samples.to_vec(),
             thirds_max_kib: [0; 3],
+            slope_kib_per_s: 0.0,
         };
     }
     let third = |k: usize| {
@@ -1007,12 +1010,27 @@ fn memory_check(samples: &[(f64, u64)], growth: f64) -> MemoryCheck {
             .unwrap_or(0)
     };
     let maxes = [third(0), third(1), third(2)];
+    // The last third's growth rate (least squares), reported beside the
+    // bound: a short run can pass the bound while still growing.
+    let last = &samples[2 * n / 3..];
+    let (mt, mk) = last
+        .iter()
+        .fold((0.0, 0.0), |(t, k), s| (t + s.0, k + s.1 as f64));
+    let (mt, mk) = (mt / last.len() as f64, mk / last.len() as f64);
+    let (num, den) = last.iter().fold((0.0, 0.0), |(num, den), s| {
+        (
+            num + (s.0 - mt) * (s.1 as f64 - mk),
+            den + (s.0 - mt).powi(2),
+        )
+    });
+    let slope = if den > 0.0 { num / den } else { 0.0 };
     let bound = (maxes[1] as f64 * growth) as u64;
     let passed = maxes[2] <= bound;
     MemoryCheck {
         passed,
         summary: format!(
-            "peak by third {} / {} / {} KiB; last third {} the bound {bound} KiB ({growth} x middle)",
+            "peak by third {} / {} / {} KiB; last third {} the bound {bound} KiB ({growth} x middle), \
+             growing {slope:.0} KiB/s",
             maxes[0],
             maxes[1],
             maxes[2],
@@ -1020,5 +1038,6 @@ fn memory_check(samples: &[(f64, u64)], growth: f64) -> MemoryCheck {
         ),
         samples: samples.to_vec(),
         thirds_max_kib: maxes,
+        slope_kib_per_s: (slope * 10.0).round() / 10.0,
     }
 }
