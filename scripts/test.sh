@@ -11,6 +11,7 @@
 #      installs its own pinned dependencies and rewrites COMPATIBILITY.md;
 #      without Java or Go those columns are skipped and it says so,
 #   5. a short benchmark smoke run, so the benchmark tool keeps working,
+#      then the 30-second soak and the small abuse checks (scripts/soak.sh),
 #   6. the container image and compose file (scripts/docker-check.sh: builds
 #      the static binary and the FROM-scratch image with podman, runs it,
 #      validates docker-compose.yml; says loudly what it could not do).
@@ -39,6 +40,9 @@ if [ -x scripts/bench.sh ]; then
   echo "== benchmark smoke"
   bash scripts/bench.sh --quick
 fi
+
+echo "== soak (30 s) and small abuse checks"
+bash scripts/soak.sh --seconds 30
 
 echo "== container image and compose file"
 bash scripts/docker-check.sh

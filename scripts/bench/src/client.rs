@@ -540,7 +540,7 @@ impl RawConn {
     }
 
     /// Posts one JSON request and decodes the 200 response.
-    async fn call<T: for<'de> Deserialize<'de>>(
+    pub async fn call<T: for<'de> Deserialize<'de>>(
         &mut self,
         action: &str,
         request: &Value,
