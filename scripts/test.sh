@@ -6,6 +6,7 @@
 #   3. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, JavaScript v3 and v2, sqs-consumer), which installs its
 #      own pinned dependencies and rewrites COMPATIBILITY.md,
+#      then compat/auth-check.sh: the same clients against --auth,
 #   4. a short benchmark smoke run, so the benchmark tool keeps working,
 #   5. the container image and compose file (scripts/docker-check.sh: builds
 #      the static binary and the FROM-scratch image with podman, runs it,
@@ -24,6 +25,9 @@ cargo test --workspace
 
 echo "== compatibility matrix"
 bash compat/run.sh
+
+echo "== --auth with aws-cli and boto3"
+RETSU_BIN="${RETSU_BIN:-target/release/retsu}" bash compat/auth-check.sh
 
 if [ -x scripts/bench.sh ]; then
   echo "== benchmark smoke"
