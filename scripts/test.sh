@@ -10,6 +10,7 @@
 #      Spring Cloud AWS, JMS, Go SDK v2 and v1 on both protocols), which
 #      installs its own pinned dependencies and rewrites COMPATIBILITY.md;
 #      without Java or Go those columns are skipped and it says so,
+#      then compat/auth-check.sh: aws-cli and boto3 against --auth,
 #   5. a short benchmark smoke run, so the benchmark tool keeps working,
 #      then the 30-second soak and the small abuse checks (scripts/soak.sh),
 #   6. the container image and compose file (scripts/docker-check.sh: builds
@@ -35,6 +36,9 @@ bash compat/run.sh
 for tool in java mvn go; do
   command -v "$tool" >/dev/null 2>&1 || echo "NOTE: '$tool' not found: its compatibility columns were skipped (see COMPATIBILITY.md)"
 done
+
+echo "== --auth with aws-cli and boto3"
+RETSU_BIN="${RETSU_BIN:-target/release/retsu}" bash compat/auth-check.sh
 
 if [ -x scripts/bench.sh ]; then
   echo "== benchmark smoke"

@@ -69,6 +69,16 @@ pub struct Config {
     )]
     pub admin_token: Option<String>,
 
+    /// Verify AWS Signature Version 4 on every SQS request (off by default, as in every local emulator); needs --auth-key.
+    #[arg(long, env = "RETSU_AUTH", action = ArgAction::SetTrue,
+          value_parser = BoolishValueParser::new())]
+    pub auth: bool,
+
+    /// A key --auth accepts, ACCESS_KEY:SECRET:ACCOUNT_ID; the caller acts as that account (repeatable; the variable takes a comma-separated list).
+    #[arg(long = "auth-key", env = "RETSU_AUTH_KEYS", value_name = "ACCESS_KEY:SECRET:ACCOUNT_ID",
+          value_delimiter = ',', value_parser = crate::auth::parse_auth_key, hide_env_values = true)]
+    pub auth_keys: Vec<crate::auth::AuthKey>,
+
     /// Recent message events kept for the admin API's history (0: keep no history).
     #[arg(long, env = "RETSU_HISTORY_EVENTS", default_value_t = 100_000)]
     pub history_events: usize,
@@ -153,6 +163,8 @@ impl Default for Config {
             clock_start: None,
             no_admin: false,
             admin_token: None,
+            auth: false,
+            auth_keys: Vec::new(),
             history_events: 100_000,
             history_finished: 1_000,
             log_level: "info".into(),

@@ -41,6 +41,16 @@ pub enum ErrorCode {
     Serialization,
     /// JSON request naming no known `AmazonSQS.*` target.
     UnknownOperation,
+    /// `--auth`: no signature at all.
+    MissingAuthenticationToken,
+    /// `--auth`: a signature missing one of its parts.
+    IncompleteSignature,
+    /// `--auth`: an access key no configured key has.
+    InvalidClientTokenId,
+    /// `--auth`: a wrong signature, scope, date or expired request.
+    SignatureDoesNotMatch,
+    /// `--auth`: another account's queue that its policy does not open.
+    AccessDenied,
     InternalError,
 }
 
@@ -74,6 +84,13 @@ impl ErrorCode {
             InvalidQueryParameter => "com.amazon.coral.service#InvalidQueryParameterException",
             Serialization => "com.amazon.coral.service#SerializationException",
             UnknownOperation => "com.amazon.coral.service#UnknownOperationException",
+            MissingAuthenticationToken => {
+                "com.amazon.coral.service#MissingAuthenticationTokenException"
+            }
+            IncompleteSignature => "com.amazon.coral.service#IncompleteSignatureException",
+            InvalidClientTokenId => "com.amazon.coral.service#UnrecognizedClientException",
+            SignatureDoesNotMatch => "com.amazon.coral.service#InvalidSignatureException",
+            AccessDenied => "com.amazon.coral.service#AccessDeniedException",
             InternalError => "com.amazon.coral.service#InternalFailure",
         }
     }
@@ -107,6 +124,11 @@ impl ErrorCode {
             InvalidQueryParameter => "InvalidQueryParameter",
             Serialization => "SerializationException",
             UnknownOperation => "UnknownOperationException",
+            MissingAuthenticationToken => "MissingAuthenticationToken",
+            IncompleteSignature => "IncompleteSignature",
+            InvalidClientTokenId => "InvalidClientTokenId",
+            SignatureDoesNotMatch => "SignatureDoesNotMatch",
+            AccessDenied => "AccessDenied",
             InternalError => "InternalError",
         }
     }
@@ -116,6 +138,10 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             PurgeQueueInProgress | OverLimit | RequestThrottled => 403,
+            MissingAuthenticationToken
+            | InvalidClientTokenId
+            | SignatureDoesNotMatch
+            | AccessDenied => 403,
             ReceiptHandleIsInvalid | ResourceNotFound => 404,
             RequestTimeout => 408,
             InternalError => 500,

@@ -5,11 +5,13 @@
 //!                                 encode results and errors back in the caller's protocol
 //!                   ─► engine/    queues, messages, the state machine; no HTTP, time via Clock
 //! /_retsu/*, /_aws/sqs/messages ─► admin/  JSON admin API over engine views (peek, clock, reset)
+//! --auth: auth/ verifies SigV4 before decoding; the caller's account comes from its key
 //! ```
 
 pub mod admin;
 pub mod admin_cli;
 pub mod api;
+pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod config;

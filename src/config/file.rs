@@ -55,6 +55,8 @@ pub struct FileConfig {
     pub history_events: Option<usize>,
     pub history_finished: Option<usize>,
     pub limits: Option<FileLimits>,
+    /// `[auth]`: SigV4 verification and its keys (see `crate::auth`).
+    pub auth: Option<AuthDecl>,
     #[serde(default)]
     pub queues: Vec<QueueDecl>,
 }
@@ -70,6 +72,23 @@ pub struct FileLimits {
     pub max_headers: Option<Spanned<u64>>,
     pub max_header_bytes: Option<Spanned<u64>>,
     pub shutdown_timeout: Option<Spanned<u64>>,
+}
+
+/// `[auth]`: `enabled = true` and `keys = [{ access_key, secret_key, account_id }]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthDecl {
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub keys: Vec<Spanned<AuthKeyDecl>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthKeyDecl {
+    pub access_key: String,
+    pub secret_key: String,
+    pub account_id: String,
 }
 
 /// How log lines are written.
@@ -245,6 +264,31 @@ impl FileConfig {
         }
         if let Some(v) = self.admin_token.as_ref().filter(|_| unset("admin_token")) {
             config.admin_token = Some(v.clone()).filter(|t| !t.is_empty());
+        }
+        if let Some(auth) = &self.auth {
+            if let Some(v) = auth.enabled.filter(|_| unset("auth")) {
+                config.auth = v;
+            }
+            // Keys given by flag or variable replace the file's.
+            if unset("auth_keys") {
+                config.auth_keys = auth
+                    .keys
+                    .iter()
+                    .map(|k| {
+                        let d = k.get_ref();
+                        crate::auth::AuthKey::new(&d.access_key, &d.secret_key, &d.account_id)
+                            .map_err(|e| {
+                                source.error(Some(k.span()), format!("invalid auth key: {e}"))
+                            })
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            if config.auth && config.auth_keys.is_empty() {
+                return Err(source.error(
+                    None,
+                    "[auth] is enabled but no key is configured (keys = [{ access_key, secret_key, account_id }])",
+                ));
+            }
         }
         if let Some(v) = self.log_level.as_ref().filter(|_| unset("log_level")) {
             tracing_subscriber::EnvFilter::try_new(v.get_ref())
@@ -891,6 +935,60 @@ tags = { team = "x" }
             creation_order(&[None, Some(2), Some(3), Some(1)]),
             Err(vec![1, 2, 3, 1])
         );
+    }
+
+    #[test]
+    fn auth_table() {
+        let text = "[auth]\nenabled = true\nkeys = [\n  { access_key = \"AKID1\", secret_key = \"s1\", account_id = \"111111111111\" },\n  { access_key = \"AKID2\", secret_key = \"s/2+\", account_id = \"222222222222\" },\n]\n";
+        let (c, _, _) = resolve(text, &[]).unwrap();
+        assert!(c.auth);
+        let keys: Vec<_> = c
+            .auth_keys
+            .iter()
+            .map(|k| {
+                (
+                    k.access_key.as_str(),
+                    k.secret_key.as_str(),
+                    k.account_id.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("AKID1", "s1", "111111111111"),
+                ("AKID2", "s/2+", "222222222222")
+            ]
+        );
+        // A flag's keys replace the file's; --auth alone keeps them.
+        let (c, _, _) = resolve(text, &["--auth-key", "AKID3:s3:333333333333"]).unwrap();
+        assert_eq!(c.auth_keys.len(), 1);
+        assert_eq!(c.auth_keys[0].access_key, "AKID3");
+        // Off by default, even with keys listed.
+        let (c, _, _) = resolve("[auth]\nkeys = []\n", &[]).unwrap();
+        assert!(!c.auth);
+        let (c, _, _) = resolve("", &[]).unwrap();
+        assert!(!c.auth && c.auth_keys.is_empty());
+    }
+
+    #[tokio::test]
+    async fn bad_auth_tables_name_their_line() {
+        assert_error(
+            "[auth]\nenabled = true\nkeys = [\n  { access_key = \"A\", secret_key = \"s\", account_id = \"42\" },\n]\n",
+            4,
+            "invalid auth key: an account ID is 12 digits",
+        )
+        .await;
+        assert_error("[auth]\nenable = true\n", 2, "unknown field `enable`").await;
+        assert_error(
+            "[auth]\nkeys = [{ access_key = \"A\", secret_key = \"s\" }]\n",
+            2,
+            "missing field `account_id`",
+        )
+        .await;
+        assert_error("[auth]\nenabled = \"yes\"\n", 2, "expected a boolean").await;
+        let e = error_of("[auth]\nenabled = true\n").await;
+        assert!(e.message.contains("no key is configured"), "{e}");
     }
 
     #[tokio::test]

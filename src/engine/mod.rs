@@ -9,6 +9,7 @@
 //! - `messages.rs`: send, receive (long polling), delete, visibility;
 //! - `redrive.rs`: dead-letter queues and message move tasks;
 //! - `inspect.rs`: typed views and by-id operations for the admin API;
+//! - `access.rs`: cross-account and region checks for `--auth` callers;
 //! - `store.rs`: the message state machine of one queue;
 //! - `attributes.rs`, `validate.rs`, `checksum.rs`, `receipt.rs`: rules.
 //!
@@ -16,6 +17,7 @@
 //! behind one mutex, never held across an await, and a `Notify` that long
 //! polls wait on.
 
+mod access;
 mod attributes;
 mod checksum;
 pub mod events;

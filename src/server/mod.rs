@@ -65,6 +65,8 @@ struct AppState {
     metrics: Arc<Metrics>,
     /// The web console (and the `/` redirect to it) is served with the admin API.
     console: bool,
+    /// `--auth`: the keys signatures are checked against.
+    auth: Option<crate::auth::Verifier>,
 }
 
 /// A server accepting connections. Dropping it (and every
@@ -101,6 +103,8 @@ pub async fn start(config: Config, clock: Arc<dyn Clock>) -> io::Result<RunningS
 /// Like [`start`], serving an engine prepared beforehand (the queues of a
 /// configuration file exist before the first connection).
 pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Result<RunningServer> {
+    let auth = crate::auth::Verifier::from_settings(config.auth, &config.auth_keys)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let local_addr = listener.local_addr()?;
     let background = tokio::spawn(engine.clone().run_background());
@@ -118,6 +122,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
         body_timeout: Duration::from_secs(config.limits.body_timeout),
         metrics: metrics.clone(),
         console: !config.no_admin,
+        auth,
     });
     // GET /health for container health checks; no queue URL is /health,
     // and other methods there still reach the SQS handler.
@@ -281,8 +286,20 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         headers: parts.headers,
         body,
     };
-    let (action, failure, response) = match protocol::decode(&request, &state.settings, &request_id)
-    {
+    // --auth: the signature is checked before anything is decoded, and the
+    // caller's account and region come from its credential (src/auth).
+    let identity = match crate::auth::check(
+        state.auth.as_ref(),
+        parts.method.as_str(),
+        &request,
+        &request_id,
+    ) {
+        Ok(identity) => identity,
+        Err(response) => return into_http(response),
+    };
+    let decoded = protocol::decode(&request, &state.settings, &request_id)
+        .and_then(|call| crate::auth::admit(identity.as_ref(), &state.engine, call, &request_id));
+    let (action, failure, response) = match decoded {
         Ok(call) => {
             let action = call.request.action();
             let protocol = call.protocol;

@@ -1,0 +1,59 @@
+"""--auth with boto3 (the venv decides the protocol): the right key works,
+a wrong secret gets SignatureDoesNotMatch, an unknown key
+InvalidClientTokenId, and a presigned URL works. Prints "all ok" or why not.
+
+    python auth_check.py http://127.0.0.1:9324
+"""
+import sys
+import urllib.request
+
+import boto3
+import botocore
+from botocore.exceptions import ClientError
+
+endpoint = sys.argv[1]
+KEY, SECRET, ACCOUNT = "AKIDCOMPAT", "compat/secret+1", "123456789012"
+
+
+def client(key, secret):
+    return boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1",
+                        aws_access_key_id=key, aws_secret_access_key=secret,
+                        config=botocore.config.Config(retries={"max_attempts": 1}))
+
+
+def code_of(call):
+    try:
+        call()
+    except ClientError as e:
+        return e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"]
+    return None, 200
+
+
+good = client(KEY, SECRET)
+name = "auth-boto3-" + botocore.__version__.replace(".", "-")
+url = good.create_queue(QueueName=name)["QueueUrl"]
+assert f"/{ACCOUNT}/{name}" in url, url
+good.send_message(QueueUrl=url, MessageBody="a+b c/d=é")
+got = good.receive_message(QueueUrl=url, MaxNumberOfMessages=1)["Messages"]
+assert got[0]["Body"] == "a+b c/d=é", got
+good.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])
+
+wrong = code_of(lambda: client(KEY, "wrong").list_queues())
+assert wrong == ("SignatureDoesNotMatch", 403), wrong
+unknown = code_of(lambda: client("AKIDNOBODY", SECRET).list_queues())
+assert unknown == ("InvalidClientTokenId", 403), unknown
+unsigned = code_of(lambda: boto3.client(
+    "sqs", endpoint_url=endpoint, region_name="us-east-1",
+    config=botocore.config.Config(signature_version=botocore.UNSIGNED)).list_queues())
+assert unsigned == ("MissingAuthenticationToken", 403), unsigned
+
+# A presigned URL: only the query protocol makes one a GET can use.
+protocol = good.meta.service_model.protocol
+if protocol == "query":
+    presigned = good.generate_presigned_url(
+        "get_queue_attributes", Params={"QueueUrl": url, "AttributeNames": ["All"]}, ExpiresIn=60)
+    with urllib.request.urlopen(presigned) as resp:
+        body = resp.read().decode()
+    assert "<Name>QueueArn</Name>" in body, body
+good.delete_queue(QueueUrl=url)
+print("all ok", protocol, botocore.__version__)

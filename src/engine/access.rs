@@ -1,0 +1,221 @@
+//! Who may touch which queue, once `--auth` has verified the caller.
+//!
+//! Without `--auth` this never runs: every caller acts as the server's
+//! account and reaches any queue, as before. With it, the caller's account
+//! and region come from its signature, and a request naming a queue of
+//! another account is refused unless that queue's policy grants the
+//! caller's account the action, as AWS evaluates the policy AddPermission
+//! builds; a queue named in another region than the signature's scope is
+//! refused as AWS refuses a request signed for the wrong region.
+
+use serde_json::Value;
+
+use super::{Engine, QueueKey};
+use crate::api::{Action, Request, RequestContext};
+use crate::auth::errors;
+use crate::error::SqsError;
+
+/// Actions only a queue's owner may call, whatever its policy says.
+const OWNER_ONLY: &[Action] = &[
+    Action::AddPermission,
+    Action::RemovePermission,
+    Action::DeleteQueue,
+    Action::SetQueueAttributes,
+    Action::TagQueue,
+    Action::UntagQueue,
+];
+
+impl Engine {
+    /// Refuses a verified caller's request that names a queue of another
+    /// account (unless granted) or of another region.
+    pub fn authorize(&self, ctx: &RequestContext, request: &Request) -> Result<(), SqsError> {
+        let action = request.action();
+        for (named, key, action) in named_queues(ctx, request, action) {
+            if key.region != ctx.region {
+                return Err(errors::wrong_region(&ctx.region));
+            }
+            if key.account != ctx.account_id && !self.grants(&key, &ctx.account_id, action) {
+                return Err(errors::access_denied(&named));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the queue's policy lets `account` call `action` on it. A
+    /// matching Deny wins over any Allow; a statement with a Condition is
+    /// not evaluated and so grants nothing.
+    fn grants(&self, key: &QueueKey, account: &str, action: Action) -> bool {
+        if OWNER_ONLY.contains(&action) {
+            return false;
+        }
+        let Some(queue) = self.queue_by_key(key) else {
+            return false;
+        };
+        let policy = queue.lock().settings.policy.clone();
+        let Some(policy) = policy else {
+            return false;
+        };
+        let statements = match policy.get("Statement") {
+            Some(Value::Array(items)) => items.clone(),
+            Some(single) => vec![single.clone()],
+            None => return false,
+        };
+        let granted_name = granted_as(action);
+        let mut allowed = false;
+        for s in &statements {
+            if !names_principal(s.get("Principal"), account)
+                || !names_action(s.get("Action"), granted_name)
+            {
+                continue;
+            }
+            match s.get("Effect").and_then(Value::as_str) {
+                Some("Deny") => return false,
+                Some("Allow") if s.get("Condition").is_none() => allowed = true,
+                _ => {}
+            }
+        }
+        allowed
+    }
+}
+
+/// The queues a request names: (as the caller wrote it, key, the action
+/// checked on it).
+fn named_queues(
+    ctx: &RequestContext,
+    request: &Request,
+    action: Action,
+) -> Vec<(String, QueueKey, Action)> {
+    use Request as R;
+    let by_url = |url: &Option<String>| {
+        url.as_deref()
+            .and_then(|u| QueueKey::from_url(u, ctx).map(|k| (u.to_string(), k, action)))
+    };
+    let by_arn = |arn: &Option<String>, action: Action| {
+        arn.as_deref()
+            .and_then(|a| QueueKey::from_arn(a).map(|k| (a.to_string(), k, action)))
+    };
+    let one = match request {
+        R::CreateQueue(_) | R::ListQueues(_) | R::CancelMessageMoveTask(_) => None,
+        R::GetQueueUrl(r) => r.queue_name.as_ref().map(|name| {
+            let key = QueueKey {
+                region: ctx.region.clone(),
+                account: r
+                    .queue_owner_aws_account_id
+                    .clone()
+                    .unwrap_or_else(|| ctx.account_id.clone()),
+                name: name.clone(),
+            };
+            (name.clone(), key, action)
+        }),
+        R::StartMessageMoveTask(r) => {
+            // Moving into a queue is sending to it.
+            let source = by_arn(&r.source_arn, action);
+            let destination = by_arn(&r.destination_arn, Action::SendMessage);
+            return source.into_iter().chain(destination).collect();
+        }
+        R::ListMessageMoveTasks(r) => by_arn(&r.source_arn, action),
+        R::DeleteQueue(r) => by_url(&r.queue_url),
+        R::PurgeQueue(r) => by_url(&r.queue_url),
+        R::GetQueueAttributes(r) => by_url(&r.queue_url),
+        R::SetQueueAttributes(r) => by_url(&r.queue_url),
+        R::TagQueue(r) => by_url(&r.queue_url),
+        R::UntagQueue(r) => by_url(&r.queue_url),
+        R::ListQueueTags(r) => by_url(&r.queue_url),
+        R::AddPermission(r) => by_url(&r.queue_url),
+        R::RemovePermission(r) => by_url(&r.queue_url),
+        R::SendMessage(r) => by_url(&r.queue_url),
+        R::SendMessageBatch(r) => by_url(&r.queue_url),
+        R::ReceiveMessage(r) => by_url(&r.queue_url),
+        R::DeleteMessage(r) => by_url(&r.queue_url),
+        R::DeleteMessageBatch(r) => by_url(&r.queue_url),
+        R::ChangeMessageVisibility(r) => by_url(&r.queue_url),
+        R::ChangeMessageVisibilityBatch(r) => by_url(&r.queue_url),
+        R::ListDeadLetterSourceQueues(r) => by_url(&r.queue_url),
+    };
+    one.into_iter().collect()
+}
+
+/// The name a policy grants an action under: batches go with their
+/// single-message action, as AddPermission documents.
+fn granted_as(action: Action) -> &'static str {
+    match action {
+        Action::SendMessageBatch => "SendMessage",
+        Action::DeleteMessageBatch => "DeleteMessage",
+        Action::ChangeMessageVisibilityBatch => "ChangeMessageVisibility",
+        other => other.name(),
+    }
+}
+
+/// `"*"`, `{"AWS": "*"}`, `{"AWS": "<account>"}` or `{"AWS":
+/// "arn:aws:iam::<account>:root"}` (or a list of them).
+fn names_principal(principal: Option<&Value>, account: &str) -> bool {
+    let root = format!("arn:aws:iam::{account}:root");
+    let matches = |v: &Value| {
+        v.as_str()
+            .is_some_and(|p| p == "*" || p == account || p == root)
+    };
+    match principal {
+        Some(Value::String(s)) => s == "*",
+        Some(Value::Object(map)) => match map.get("AWS") {
+            Some(Value::Array(items)) => items.iter().any(matches),
+            Some(v) => matches(v),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// `SQS:<Action>`, `SQS:*` or `*` (the service prefix in any case).
+fn names_action(actions: Option<&Value>, action: &str) -> bool {
+    let matches = |v: &Value| {
+        v.as_str().is_some_and(|a| {
+            a == "*"
+                || a.split_once(':').is_some_and(|(service, name)| {
+                    service.eq_ignore_ascii_case("sqs") && (name == "*" || name == action)
+                })
+        })
+    };
+    match actions {
+        Some(Value::Array(items)) => items.iter().any(matches),
+        Some(v) => matches(v),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn principals_and_actions() {
+        let acct = "111111111111";
+        assert!(names_principal(Some(&json!("*")), acct));
+        assert!(names_principal(
+            Some(&json!({"AWS": "arn:aws:iam::111111111111:root"})),
+            acct
+        ));
+        assert!(names_principal(
+            Some(&json!({"AWS": ["222222222222", "111111111111"]})),
+            acct
+        ));
+        assert!(!names_principal(
+            Some(&json!({"AWS": "arn:aws:iam::222222222222:root"})),
+            acct
+        ));
+        assert!(!names_principal(None, acct));
+        assert!(names_action(Some(&json!("SQS:SendMessage")), "SendMessage"));
+        assert!(names_action(Some(&json!("sqs:*")), "ReceiveMessage"));
+        assert!(names_action(
+            Some(&json!(["SQS:GetQueueUrl", "*"])),
+            "PurgeQueue"
+        ));
+        assert!(!names_action(
+            Some(&json!("SQS:SendMessage")),
+            "ReceiveMessage"
+        ));
+        assert!(!names_action(Some(&json!("sns:*")), "SendMessage"));
+        assert_eq!(granted_as(Action::SendMessageBatch), "SendMessage");
+        assert_eq!(granted_as(Action::PurgeQueue), "PurgeQueue");
+    }
+}
