@@ -2,7 +2,8 @@
 # Runs every test Retsu has, on a clean machine as on a developer's:
 #   1. formatting and lints,
 #   2. Rust unit and integration tests (the real aws-sdk-sqs client against
-#      an in-process server),
+#      an in-process server), the reference-model test among them,
+#   2b. each cargo-fuzz target for 20 seconds (scripts/fuzz.sh),
 #   3. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, JavaScript v3 and v2, sqs-consumer), which installs its
 #      own pinned dependencies and rewrites COMPATIBILITY.md,
@@ -21,6 +22,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace
+
+echo "== fuzz targets, 20 s each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh
 
 echo "== compatibility matrix"
 bash compat/run.sh
