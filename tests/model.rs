@@ -363,7 +363,7 @@ impl Harness {
 
     fn counters(&mut self) -> Step {
         self.model.tick();
-        for q in 0..4 {
+        for (q, name) in NAMES.iter().enumerate() {
             let r = self.call(Request::GetQueueAttributes(GetQueueAttributesRequest {
                 queue_url: Some(url(q)),
                 attribute_names: vec!["All".into()],
@@ -381,8 +381,7 @@ impl Harness {
             let model = (a.to_string(), f.to_string(), d.to_string());
             check!(
                 engine == model,
-                "counters of {}: engine {engine:?}, model {model:?}",
-                NAMES[q]
+                "counters of {name}: engine {engine:?}, model {model:?}"
             );
         }
         Ok(())
