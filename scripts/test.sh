@@ -2,7 +2,7 @@
 # Runs every test Retsu has, on a clean machine as on a developer's:
 #   1. formatting and lints,
 #   2. Rust unit and integration tests (the real aws-sdk-sqs client against
-#      an in-process server),
+#      an in-process server), the reference-model test among them,
 #   3. the web console end to end in headless chromium (scripts/console-test.sh),
 #   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, aiobotocore, Celery, JavaScript v3 and v2,

@@ -142,6 +142,28 @@ impl QueueKey {
     }
 }
 
+/// Fuzzing hook (`fuzz/`): parses a receipt handle under a key made from
+/// `secret`, as the engine does for every delete and visibility change.
+/// Returns (queue uid, slot, nonce).
+#[doc(hidden)]
+pub fn parse_receipt_handle(handle: &str, secret: &[u8]) -> Option<(u64, u64, u64)> {
+    let key = receipt::ReceiptKey::from_secret(secret);
+    receipt::Receipt::decode(handle, &key).map(|r| (r.queue_uid, r.seq, r.nonce))
+}
+
+/// Fuzzing hook: the handle the engine would give (queue uid, slot, nonce).
+#[doc(hidden)]
+pub fn make_receipt_handle(receipt: (u64, u64, u64), secret: &[u8]) -> String {
+    let key = receipt::ReceiptKey::from_secret(secret);
+    let (queue_uid, seq, nonce) = receipt;
+    receipt::Receipt {
+        queue_uid,
+        seq,
+        nonce,
+    }
+    .encode(&key)
+}
+
 /// The region named by an AWS-style host (`sqs.<r>.amazonaws.com`,
 /// `<r>.queue.amazonaws.com`), if any.
 fn host_region(host: &str) -> Option<&str> {
