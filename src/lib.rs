@@ -15,5 +15,6 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod history;
+pub mod journal;
 pub mod protocol;
 pub mod server;

@@ -46,6 +46,8 @@ pub struct FileConfig {
     pub account_id: Option<Spanned<String>>,
     pub base_url: Option<Spanned<String>>,
     pub strict_timing: Option<bool>,
+    pub data_dir: Option<Spanned<String>>,
+    pub durability: Option<Spanned<crate::journal::DurabilityMode>>,
     pub log_level: Option<Spanned<String>>,
     pub log_format: Option<Spanned<LogFormat>>,
     #[serde(default)]
@@ -212,6 +214,12 @@ impl FileConfig {
         }
         if let Some(v) = self.strict_timing.filter(|_| unset("strict_timing")) {
             config.strict_timing = v;
+        }
+        if let Some(v) = self.data_dir.as_ref().filter(|_| unset("data_dir")) {
+            config.data_dir = Some(v.get_ref().into());
+        }
+        if let Some(v) = self.durability.as_ref().filter(|_| unset("durability")) {
+            config.durability = *v.get_ref();
         }
         if let Some(v) = self.log_level.as_ref().filter(|_| unset("log_level")) {
             tracing_subscriber::EnvFilter::try_new(v.get_ref())
@@ -1011,6 +1019,8 @@ name = "jobs-dlq"
             "account_id",
             "base_url",
             "strict_timing",
+            "data_dir",
+            "durability",
             "log_level",
             "log_format",
         ] {
