@@ -2,7 +2,7 @@
 //! of embedded store (BENCHMARKS.md, "Persistence store").
 //!
 //! ```text
-//! cargo run --release -p retsu-bench --bin store-bench -- DIR [--messages 1000000]
+//! cargo run --release --manifest-path scripts/store-bench/Cargo.toml -- DIR [--messages 1000000]
 //! ```
 //!
 //! It replays the journal's real write pattern on SQLite (rusqlite, WAL,
@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use redb::{ReadableTable, TableDefinition};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use rusqlite::{params, Connection};
 
 const TABLE: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
