@@ -241,7 +241,8 @@ impl Journal {
         let err = |e| sql_err(dir, e);
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| format!("{} is not a Retsu data directory ({e})", dir.display()))?;
-        conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(err)?;
         let secret = Self::prepare(&mut conn, dir)?;
 
         let engine = Engine::with_secret(clock.clone(), config, Some(&secret));
@@ -346,12 +347,8 @@ impl Journal {
             .map_err(err)?
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
-        let mut stmt = conn
-            .prepare("SELECT record FROM queues")
-            .map_err(err)?;
-        let records = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(err)?;
+        let mut stmt = conn.prepare("SELECT record FROM queues").map_err(err)?;
+        let records = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
         for record in records {
             let record = record.map_err(err)?;
             let record = serde_json::from_str(&record)
@@ -414,7 +411,10 @@ impl Journal {
             let attributes: Option<String> = r.get(5).map_err(err)?;
             let attributes: MessageAttributes = match attributes {
                 Some(a) => serde_json::from_str(&a).map_err(|e| {
-                    format!("data directory {}: bad message attributes: {e}", dir.display())
+                    format!(
+                        "data directory {}: bad message attributes: {e}",
+                        dir.display()
+                    )
                 })?,
                 None => MessageAttributes::new(),
             };
@@ -530,7 +530,9 @@ impl Subscriber for Feed {
                 Sent | ArrivedFromSource | RestoredIn | Received | VisibilityChanged | Released => {
                     // No snapshot: time-driven (derived from the stored
                     // deadline on load) or already gone again.
-                    let Some(message) = &stored.message else { continue };
+                    let Some(message) = &stored.message else {
+                        continue;
+                    };
                     let new = matches!(e.kind, Sent | ArrivedFromSource | RestoredIn);
                     if e.kind == Sent && message.sequence_number.is_some() {
                         if let Some(record) = DedupRecord::of(message) {
@@ -544,13 +546,11 @@ impl Subscriber for Feed {
                         new,
                     });
                 }
-                Deleted | Expired | Purged | QueueDeleted | AdminDeleted => {
-                    ops.push(Op::Delete {
-                        queue_uid,
-                        slot,
-                        moved: false,
-                    })
-                }
+                Deleted | Expired | Purged | QueueDeleted | AdminDeleted => ops.push(Op::Delete {
+                    queue_uid,
+                    slot,
+                    moved: false,
+                }),
                 MovedToDeadLetterQueue | MovedByTask | RestoredOut => ops.push(Op::Delete {
                     queue_uid,
                     slot,
@@ -696,7 +696,8 @@ fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Re
                 until_ms = ?6, nonce = ?7, received_ms = ?8, visible_since = ?9, ord = ?10
              WHERE queue_uid = ?1 AND slot = ?2",
         )?;
-        let mut delete = tx.prepare_cached("DELETE FROM messages WHERE queue_uid = ?1 AND slot = ?2")?;
+        let mut delete =
+            tx.prepare_cached("DELETE FROM messages WHERE queue_uid = ?1 AND slot = ?2")?;
         let mut dedup = tx.prepare_cached(
             "INSERT OR REPLACE INTO dedup (queue_uid, grp, dedup_id, message_id, sequence_number, expires_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -821,7 +822,12 @@ fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Re
                     THEN excluded.last_sequence ELSE last_sequence END",
         )?;
         for (uid, (slot, nonce, seq)) in counters {
-            raise.execute(params![uid as i64, slot as i64, nonce as i64, seq.to_string()])?;
+            raise.execute(params![
+                uid as i64,
+                slot as i64,
+                nonce as i64,
+                seq.to_string()
+            ])?;
         }
         if let Some(now) = prune {
             // Dedup ids past their window (the engine's clock): the

@@ -171,11 +171,7 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
     let c = s.client();
 
     // Queue-level state: attributes, redrive by ARN, tags, a policy.
-    c.create_queue()
-        .queue_name("dlq")
-        .send()
-        .await
-        .unwrap();
+    c.create_queue().queue_name("dlq").send().await.unwrap();
     let jobs = c
         .create_queue()
         .queue_name("jobs")
@@ -199,11 +195,35 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
         .send()
         .await
         .unwrap();
-    let gone = c.create_queue().queue_name("gone").send().await.unwrap().queue_url.unwrap();
-    c.send_message().queue_url(&gone).message_body("x").send().await.unwrap();
+    let gone = c
+        .create_queue()
+        .queue_name("gone")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    c.send_message()
+        .queue_url(&gone)
+        .message_body("x")
+        .send()
+        .await
+        .unwrap();
     c.delete_queue().queue_url(&gone).send().await.unwrap();
-    let purged = c.create_queue().queue_name("purged").send().await.unwrap().queue_url.unwrap();
-    c.send_message().queue_url(&purged).message_body("x").send().await.unwrap();
+    let purged = c
+        .create_queue()
+        .queue_name("purged")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    c.send_message()
+        .queue_url(&purged)
+        .message_body("x")
+        .send()
+        .await
+        .unwrap();
     c.purge_queue().queue_url(&purged).send().await.unwrap();
 
     // Messages in every state.
@@ -299,7 +319,10 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
         .send()
         .await
         .unwrap();
-    assert_eq!(counts(&c, &jobs).await, ("1".into(), "1".into(), "1".into()));
+    assert_eq!(
+        counts(&c, &jobs).await,
+        ("1".into(), "1".into(), "1".into())
+    );
     s.kill9();
 
     let s = start(&dir.0, FROZEN).await;
@@ -314,7 +337,12 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
     names.sort();
     assert_eq!(
         names,
-        vec![s.url("dlq"), s.url("jobs"), s.url("orders.fifo"), s.url("purged")]
+        vec![
+            s.url("dlq"),
+            s.url("jobs"),
+            s.url("orders.fifo"),
+            s.url("purged")
+        ]
     );
     let jobs = s.url("jobs");
     let a = attributes(&c, &jobs).await;
@@ -326,10 +354,16 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
     assert_eq!(tags.tags.unwrap()["team"], "core");
     // Purge time: a second purge within 60 s is refused only in strict
     // mode; the attribute-visible part is the counts.
-    assert_eq!(counts(&c, &s.url("purged")).await, ("0".into(), "0".into(), "0".into()));
+    assert_eq!(
+        counts(&c, &s.url("purged")).await,
+        ("0".into(), "0".into(), "0".into())
+    );
 
     // One visible, one in flight (hidden until its deadline), one delayed.
-    assert_eq!(counts(&c, &jobs).await, ("1".into(), "1".into(), "1".into()));
+    assert_eq!(
+        counts(&c, &jobs).await,
+        ("1".into(), "1".into(), "1".into())
+    );
     // The old receipt handle still verifies (the HMAC secret persisted;
     // with a new one it would be ReceiptHandleIsInvalid) and still names
     // the receive.
@@ -391,7 +425,10 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].body(), Some("in flight"));
     // The deleted message never came back.
-    assert_eq!(counts(&c, &jobs).await, ("0".into(), "3".into(), "0".into()));
+    assert_eq!(
+        counts(&c, &jobs).await,
+        ("0".into(), "3".into(), "0".into())
+    );
 
     // FIFO dedup still deduplicates (the window is 5 minutes; 201 s went
     // by), and sequence numbers continue upward.
@@ -450,7 +487,10 @@ async fn another_format_is_refused_never_misread() {
     let out = command(&dir.0, free_port(), &[]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("format 99") && err.contains("reads format 1"), "{err}");
+    assert!(
+        err.contains("format 99") && err.contains("reads format 1"),
+        "{err}"
+    );
 }
 
 /// Several clients send, receive and delete as fast as they can; the
@@ -533,7 +573,11 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
         t.await.unwrap();
     }
     let ledger = Arc::try_unwrap(ledger).ok().unwrap().into_inner().unwrap();
-    assert!(ledger.acked.len() > 100, "too little load: {}", ledger.acked.len());
+    assert!(
+        ledger.acked.len() > 100,
+        "too little load: {}",
+        ledger.acked.len()
+    );
 
     let s = start(&dir.0, &[]).await;
     let c = s.client();

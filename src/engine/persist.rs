@@ -100,7 +100,11 @@ pub trait Durability: Send + Sync {
     /// Writing has failed and not recovered yet: refuse changes.
     fn failing(&self) -> bool;
 
-    fn wait(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), crate::error::SqsError>> + Send + '_>>;
+    fn wait(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<(), crate::error::SqsError>> + Send + '_>,
+    >;
 }
 
 /// Whether an action only reads (served even while the disk fails).
@@ -239,7 +243,11 @@ impl Engine {
         if !state.move_tasks.is_null() {
             self.tasks.restore(state.move_tasks);
         }
-        Restorer { by_uid, now: self.now(), _engine: self }
+        Restorer {
+            by_uid,
+            now: self.now(),
+            _engine: self,
+        }
     }
 }
 
@@ -292,7 +300,13 @@ impl Restorer<'_> {
 
     /// Counters a queue must not go back on: the next slot and receipt
     /// nonce, and the last FIFO sequence number.
-    pub fn counters(&mut self, queue_uid: u64, next_slot: u64, next_nonce: u64, last_sequence: u128) {
+    pub fn counters(
+        &mut self,
+        queue_uid: u64,
+        next_slot: u64,
+        next_nonce: u64,
+        last_sequence: u128,
+    ) {
         let Some(queue) = self.by_uid.get(&queue_uid) else {
             return;
         };

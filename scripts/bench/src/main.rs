@@ -338,7 +338,8 @@ impl Bench {
                     let bytes = proc::dir_bytes(dir) as f64;
                     for m in &mut ms {
                         if m.messages > 0 && scenario != Scenario::Drain {
-                            m.metrics.insert("disk_bytes_per_msg", bytes / m.messages as f64);
+                            m.metrics
+                                .insert("disk_bytes_per_msg", bytes / m.messages as f64);
                         }
                     }
                 }
@@ -526,7 +527,10 @@ fn servers(b: &Bench, scenario: Scenario, round: usize, test: ServerKind) -> Vec
     };
     if b.durable
         && test == ServerKind::Retsu
-        && matches!(scenario, Scenario::Send | Scenario::SendBatch | Scenario::Drain)
+        && matches!(
+            scenario,
+            Scenario::Send | Scenario::SendBatch | Scenario::Drain
+        )
     {
         kinds.push(ServerKind::Durable);
     }

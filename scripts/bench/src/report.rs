@@ -293,7 +293,10 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
     // Issue 12: with --durable, durable against in-memory in the same run.
     let durable = |scenario: &str, variant: &str| {
         summaries.iter().find(|s| {
-            s.scenario == scenario && s.variant == variant && s.client == "raw" && s.server == "durable"
+            s.scenario == scenario
+                && s.variant == variant
+                && s.client == "raw"
+                && s.server == "durable"
         })
     };
     for (scenario, variant, goal) in [
@@ -308,7 +311,9 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
         out.push(Target {
             name: format!("durable {scenario} {variant}"),
             goal: format!(">= {goal:.0}% of in-memory"),
-            measured: pct.map_or("-".into(), |p| format!("{p:.0}% ({:.0} msgs/s)", d.msgs_per_s)),
+            measured: pct.map_or("-".into(), |p| {
+                format!("{p:.0}% ({:.0} msgs/s)", d.msgs_per_s)
+            }),
             met: pct.map(|p| p >= goal),
         });
         if let Some(bytes) = d.metrics.get("disk_bytes_per_msg") {
