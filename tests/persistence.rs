@@ -613,3 +613,38 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
         assert!(ledger.attempted.contains(body), "{body} never sent");
     }
 }
+
+/// `--durability relaxed` answers before the commit; a clean SIGTERM still
+/// commits everything before the process exits.
+#[tokio::test]
+async fn relaxed_mode_flushes_on_sigterm() {
+    let dir = TempDir::new("relaxed");
+    let mut s = start(&dir.0, &["--durability", "relaxed"]).await;
+    let c = s.client();
+    let url = c
+        .create_queue()
+        .queue_name("r")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for i in 0..50 {
+        c.send_message()
+            .queue_url(&url)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = s.child.wait().unwrap();
+    assert!(exit.success(), "{exit}");
+    let s = start(&dir.0, &[]).await;
+    let a = attributes(&s.client(), &s.url("r")).await;
+    assert_eq!(a["ApproximateNumberOfMessages"], "50");
+}
