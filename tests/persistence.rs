@@ -105,6 +105,7 @@ fn command(dir: &Path, port: u16, extra: &[&str]) -> Command {
         .env_remove("RETSU_HOST")
         .env_remove("RETSU_BASE_URL")
         .env_remove("RETSU_DATA_DIR")
+        .env_remove("RETSU_DURABILITY")
         .env_remove("RETSU_CONFIG")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
