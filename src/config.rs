@@ -87,6 +87,14 @@ pub struct Config {
     #[arg(long, env = "RETSU_HISTORY_FINISHED", default_value_t = 1_000)]
     pub history_finished: usize,
 
+    /// Keep queues and messages in this directory (SQLite), so they survive a restart or a crash; without it, everything lives in memory.
+    #[arg(long, env = "RETSU_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<std::path::PathBuf>,
+
+    /// With --data-dir: "full" answers only after the change is on disk (fsync); "relaxed" answers at once and writes every 200 ms (a crash may lose the last 200 ms).
+    #[arg(long, env = "RETSU_DURABILITY", value_enum, default_value_t = crate::journal::DurabilityMode::Full)]
+    pub durability: crate::journal::DurabilityMode,
+
     /// Log level or tracing filter (e.g. info, debug, retsu=trace).
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
@@ -167,6 +175,8 @@ impl Default for Config {
             auth_keys: Vec::new(),
             history_events: 100_000,
             history_finished: 1_000,
+            data_dir: None,
+            durability: crate::journal::DurabilityMode::Full,
             log_level: "info".into(),
             limits: HttpLimits::default(),
         }

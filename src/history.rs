@@ -274,6 +274,7 @@ mod tests {
             visible_at_ms: None,
             receipt: None,
             note: None,
+            stored: None,
         })
     }
 

@@ -21,6 +21,7 @@ pub mod engine;
 pub mod error;
 pub mod faults;
 pub mod history;
+pub mod journal;
 pub mod metrics;
 pub mod protocol;
 pub mod server;

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use retsu::cli::{probe_health, Cli, Command, LogFormat, Resolved};
 use retsu::engine::Engine;
+use retsu::journal::Journal;
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc: the request path allocates many small short-lived objects;
@@ -166,7 +167,30 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     retsu::server::raise_fd_limit();
 
     // The checked plan on the real engine, before the socket opens.
-    let engine = Engine::new(Arc::new(config.build_clock()), config.engine_config());
+    let clock = Arc::new(config.build_clock());
+    let (engine, journal) = match &config.data_dir {
+        None => (Engine::new(clock, config.engine_config()), None),
+        Some(dir) => {
+            let started = std::time::Instant::now();
+            match Journal::open(dir, config.durability, clock, config.engine_config()) {
+                Ok((engine, journal)) => {
+                    tracing::info!(
+                        data_dir = %dir.display(),
+                        queues = journal.restored.0,
+                        messages = journal.restored.1,
+                        elapsed_ms = started.elapsed().as_millis() as u64,
+                        "data directory loaded"
+                    );
+                    (engine, Some(journal))
+                }
+                Err(e) => {
+                    tracing::error!("{e}");
+                    eprintln!("retsu: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    };
     let provision_base = config
         .base_url
         .clone()
@@ -175,6 +199,12 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         tracing::error!("{e}");
         return ExitCode::from(BAD_CONFIG);
     }
+    // The file's queues (new or updated) are part of the stored state.
+    engine.queues_changed();
+    let storage = config
+        .data_dir
+        .as_ref()
+        .map_or("in memory".into(), |d| d.display().to_string());
     let address = format!("{}:{}", config.host, config.port);
     let server = match retsu::server::start_with_engine(config, engine).await {
         Ok(server) => server,
@@ -186,7 +216,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     tracing::info!(
         address = %server.endpoint_url(),
         version = %env!("CARGO_PKG_VERSION"),
-        storage = "in memory",
+        storage = %storage,
         config = %config_file.as_deref().map_or("none".into(), |p| p.display().to_string()),
         queues = plan.queues.len(),
         "retsu ready"
@@ -196,13 +226,19 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     tracing::info!("shutting down");
     // A second signal while draining means "now".
     tokio::select! {
-        result = server.shutdown() => match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                tracing::error!("server error: {e}");
-                ExitCode::FAILURE
+        result = server.shutdown() => {
+            if let Some(journal) = &journal {
+                // Commit what is pending, close the database.
+                journal.close();
             }
-        },
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!("server error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         _ = shutdown_signal() => {
             tracing::warn!("second signal: exiting without waiting");
             ExitCode::FAILURE

@@ -50,6 +50,8 @@ pub struct FileConfig {
     pub clock_start: Option<Spanned<String>>,
     pub no_admin: Option<bool>,
     pub admin_token: Option<String>,
+    pub data_dir: Option<Spanned<String>>,
+    pub durability: Option<Spanned<crate::journal::DurabilityMode>>,
     pub log_level: Option<Spanned<String>>,
     pub log_format: Option<Spanned<LogFormat>>,
     pub history_events: Option<usize>,
@@ -289,6 +291,12 @@ impl FileConfig {
                     "[auth] is enabled but no key is configured (keys = [{ access_key, secret_key, account_id }])",
                 ));
             }
+        }
+        if let Some(v) = self.data_dir.as_ref().filter(|_| unset("data_dir")) {
+            config.data_dir = Some(v.get_ref().into());
+        }
+        if let Some(v) = self.durability.as_ref().filter(|_| unset("durability")) {
+            config.durability = *v.get_ref();
         }
         if let Some(v) = self.log_level.as_ref().filter(|_| unset("log_level")) {
             tracing_subscriber::EnvFilter::try_new(v.get_ref())
@@ -1239,6 +1247,8 @@ name = "jobs-dlq"
             "clock_start",
             "no_admin",
             "admin_token",
+            "data_dir",
+            "durability",
             "log_level",
             "log_format",
         ] {

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use uuid::Uuid;
 
-use super::store::{State, Transition};
+use super::store::{State, StoredMessage, Transition};
 use super::QueueKey;
 
 /// What the store records of a transition, before the queue adds who and
@@ -53,6 +53,18 @@ pub struct Event {
     pub receipt: Option<(u64, u64, u64)>,
     /// The dead-letter source, the queue a message was moved from, ...
     pub note: Option<Arc<str>>,
+    /// Only when a subscriber asked for snapshots (the persistence
+    /// journal): the queue's incarnation, the message's slot, and, unless
+    /// the transition removed it, the message as it is after the batch.
+    pub stored: Option<Snapshot>,
+}
+
+/// What the journal needs beyond an event's ids (see [`EventBus::capture`]).
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub queue_uid: u64,
+    pub slot: u64,
+    pub message: Option<Arc<StoredMessage>>,
 }
 
 impl Transition {
@@ -110,6 +122,11 @@ impl Transition {
 pub trait Subscriber: Send + Sync {
     /// Events are shared: a subscriber that keeps one clones the `Arc`.
     fn publish(&self, events: &[Arc<Event>]);
+
+    /// Queue-level state changed (a queue created or deleted, attributes,
+    /// tags, policies, purge, move tasks): the full queue-level state.
+    /// Only subscribers that [`EventBus::capture`] get it.
+    fn queues_changed(&self, _state: &super::persist::EngineState) {}
 }
 
 /// The subscribers, and the server-wide event order.
@@ -117,6 +134,9 @@ pub trait Subscriber: Send + Sync {
 pub struct EventBus {
     subscribers: RwLock<Vec<Arc<dyn Subscriber>>>,
     active: AtomicBool,
+    /// Events carry [`Snapshot`]s, and queue-level changes are reported:
+    /// set once, by the persistence journal, before serving.
+    capture: AtomicBool,
     /// The last sequence number handed out. Held while events are numbered
     /// and delivered, so every subscriber sees them in sequence order.
     last_seq: Mutex<u64>,
@@ -133,12 +153,31 @@ impl EventBus {
         self.active.load(Ordering::Acquire)
     }
 
+    /// Asks for message snapshots in events (costs a clone per changed
+    /// message, so only the journal turns it on).
+    pub fn capture(&self) {
+        self.capture.store(true, Ordering::Release);
+    }
+
+    pub fn is_capturing(&self) -> bool {
+        self.capture.load(Ordering::Acquire)
+    }
+
+    /// Reports queue-level state to the subscribers.
+    pub(super) fn queues_changed(&self, state: &super::persist::EngineState) {
+        let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        for s in subscribers.iter() {
+            s.queues_changed(state);
+        }
+    }
+
     /// Stamps and hands out one queue's events.
     pub(super) fn publish(
         &self,
         queue: &Arc<QueueKey>,
         queue_uid: u64,
         raw: &[RawEvent],
+        snapshots: &[Option<Arc<StoredMessage>>],
         now: u64,
     ) {
         if !self.is_active() || raw.is_empty() {
@@ -165,6 +204,11 @@ impl EventBus {
                     receipt: (r.kind == Transition::Received)
                         .then_some((queue_uid, r.seq, r.nonce)),
                     note: r.note.clone(),
+                    stored: (!snapshots.is_empty()).then(|| Snapshot {
+                        queue_uid,
+                        slot: r.seq,
+                        message: snapshots[i].clone(),
+                    }),
                 })
             })
             .collect();

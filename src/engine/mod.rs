@@ -24,6 +24,7 @@ pub mod events;
 mod faults;
 mod inspect;
 mod messages;
+pub mod persist;
 mod queue;
 mod queues;
 mod receipt;
@@ -49,7 +50,7 @@ pub use inspect::{
 };
 pub use queue::Queue;
 pub use store::PeekStates;
-pub use store::{State, Transition};
+pub use store::{State, StoredMessage, Transition};
 
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone)]
@@ -198,10 +199,22 @@ pub struct Engine {
     shared: Arc<queue::Shared>,
     /// Seeded faults (off unless the admin API turns them on).
     faults: crate::faults::Faults,
+    /// The persistence journal's "durable yet?", awaited before answering.
+    durability: std::sync::OnceLock<Arc<dyn persist::Durability>>,
 }
 
 impl Engine {
     pub fn new(clock: Arc<dyn Clock>, config: EngineConfig) -> Arc<Engine> {
+        Engine::with_secret(clock, config, None)
+    }
+
+    /// An engine whose receipt handles are signed with `secret` (a data
+    /// directory's, so handles survive a restart); `None`: a random one.
+    pub fn with_secret(
+        clock: Arc<dyn Clock>,
+        config: EngineConfig,
+        secret: Option<&[u8]>,
+    ) -> Arc<Engine> {
         Arc::new(Engine {
             clock: clock.clone(),
             config,
@@ -214,11 +227,15 @@ impl Engine {
             tasks: redrive::MoveTasks::default(),
             shared: Arc::new(queue::Shared {
                 // Drawn at random per server: handles of another run never verify.
-                receipt_key: receipt::ReceiptKey::random(),
+                receipt_key: secret.map_or_else(
+                    receipt::ReceiptKey::random,
+                    receipt::ReceiptKey::from_secret,
+                ),
                 events: events::EventBus::default(),
                 clock: clock.clone(),
             }),
             faults: crate::faults::Faults::default(),
+            durability: std::sync::OnceLock::new(),
         })
     }
 
@@ -251,12 +268,44 @@ impl Engine {
         .encode(&self.shared.receipt_key)
     }
 
+    /// Makes every answer wait until its effects are durable (the
+    /// persistence journal; set once, before serving).
+    pub fn set_durability(&self, durability: Arc<dyn persist::Durability>) {
+        self.shared.events.capture();
+        let _ = self.durability.set(durability);
+    }
+
     /// Executes one request. Only ReceiveMessage may wait (long polling).
+    /// With persistence, answers only once what it changed is on disk.
     pub async fn handle(
         &self,
         ctx: &RequestContext,
         request: Request,
     ) -> Result<Response, SqsError> {
+        let Some(durability) = self.durability.get() else {
+            return self.execute(ctx, request).await;
+        };
+        let queue_level = persist::changes_queues(&request);
+        if persist::read_only(&request) {
+            if durability.failing() {
+                return self.execute(ctx, request).await;
+            }
+        } else if durability.failing() {
+            // Memory must not run further ahead of the disk.
+            return Err(SqsError::internal(
+                "The server cannot write to its data directory; only reads are served until it can. Please retry.",
+            ));
+        }
+        let result = self.execute(ctx, request).await;
+        if queue_level {
+            self.queues_changed();
+        }
+        // Even a failed action may have changed something (a batch).
+        durability.wait().await?;
+        result
+    }
+
+    async fn execute(&self, ctx: &RequestContext, request: Request) -> Result<Response, SqsError> {
         use Request as R;
         Ok(match request {
             R::CreateQueue(r) => Response::CreateQueue(self.create_queue(ctx, r)?),

@@ -198,9 +198,23 @@ impl Queue {
         let mut raw = Vec::new();
         state.store.take_outbox(&mut raw);
         let now = now.unwrap_or_else(|| self.shared.clock.now_ms());
+        // For the journal: each changed message as it is now (a removed
+        // one is gone: `None`). Time-driven changes need none.
+        let snapshots: Vec<_> = if self.shared.events.is_capturing() {
+            raw.iter()
+                .map(|r| {
+                    (r.at.is_none())
+                        .then(|| state.store.get(r.seq))
+                        .flatten()
+                        .map(|m| Arc::new(m.clone()))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.shared
             .events
-            .publish(&self.key_arc, self.uid, &raw, now);
+            .publish(&self.key_arc, self.uid, &raw, &snapshots, now);
         let wakes = Wakes::of(&raw, self.is_fifo());
         if wakes.everyone {
             self.notify.notify_waiters();

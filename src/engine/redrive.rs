@@ -26,7 +26,7 @@ const CHUNK: usize = 1_000;
 /// Tasks remembered per source queue.
 const HISTORY: usize = 10;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Status {
     Running,
     Cancelling,
@@ -51,7 +51,7 @@ impl Status {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Task {
     id: String,
     handle: String,
@@ -76,6 +76,20 @@ pub(super) struct MoveTasks {
 impl MoveTasks {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Task>>> {
         self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every task, for the persistence journal.
+    pub(super) fn snapshot(&self) -> serde_json::Value {
+        serde_json::to_value(&*self.lock()).unwrap_or_default()
+    }
+
+    /// Puts back the tasks of a snapshot (at start, before serving): a
+    /// task that was running goes on from where it was.
+    pub(super) fn restore(&self, snapshot: serde_json::Value) {
+        if let Ok(tasks) = serde_json::from_value(snapshot) {
+            *self.lock() = tasks;
+            self.changed.notify_one();
+        }
     }
 
     /// Forgets every task (admin reset).

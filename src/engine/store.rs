@@ -773,6 +773,55 @@ impl MessageStore {
     }
 }
 
+// Start-up restore for the persistence journal (engine/persist.rs): no
+// transition, since nothing changed; time-driven ones follow from the
+// restored deadlines at the next `tick`.
+impl MessageStore {
+    /// Puts a message back in its slot with its full state.
+    pub fn restore(&mut self, seq: u64, message: StoredMessage) {
+        self.next_seq = self.next_seq.max(seq + 1);
+        self.next_nonce = self.next_nonce.max(message.nonce + 1);
+        self.next_order = self.next_order.max(message.order + 1);
+        self.by_age.insert((message.enqueued_ms, seq));
+        self.by_id.insert(message.message_id, seq);
+        match message.state {
+            State::Delayed(until) => {
+                self.delayed.insert((until, seq));
+            }
+            State::InFlight(until) => {
+                self.in_flight.insert((until, message.order, seq));
+            }
+            State::Available => {
+                if self.fifo.is_none() {
+                    self.available.insert(seq);
+                }
+            }
+        }
+        let group = self.fifo.is_some().then(|| group_of(&message));
+        self.messages.insert(seq, Box::new(message));
+        if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
+            fifo.groups
+                .entry(group_id.clone())
+                .or_default()
+                .messages
+                .insert(seq);
+            self.refresh_group(&group_id);
+        }
+    }
+
+    /// The next slot and receipt nonce (what a restart must not reuse).
+    pub fn counters(&self) -> (u64, u64) {
+        (self.next_seq, self.next_nonce)
+    }
+
+    /// Never hands out a slot or nonce below these again (a restart after
+    /// a purge must not make an old receipt handle name a new message).
+    pub fn raise_counters(&mut self, next_seq: u64, next_nonce: u64) {
+        self.next_seq = self.next_seq.max(next_seq);
+        self.next_nonce = self.next_nonce.max(next_nonce);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

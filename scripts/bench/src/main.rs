@@ -141,6 +141,11 @@ struct Cli {
     #[arg(long)]
     retsu_bin: Option<PathBuf>,
 
+    /// Also measure send, send-batch and drain on a durable server
+    /// (--data-dir, full durability) in the same rounds, against in-memory.
+    #[arg(long)]
+    durable: bool,
+
     /// An extra argument for retsu (repeatable), e.g. --retsu-arg=--log-level=warn.
     #[arg(long = "retsu-arg", allow_hyphen_values = true)]
     retsu_args: Vec<String>,
@@ -244,6 +249,7 @@ struct Bench {
     endpoint: Option<SocketAddr>,
     endpoint_pid: Option<u32>,
     floor: bool,
+    durable: bool,
     measurements: Vec<Measurement>,
     failures: Vec<Failure>,
 }
@@ -305,10 +311,12 @@ impl Bench {
     ) {
         let limit = self.limit(scenario);
         let result = async {
+            let mut data_dir = None;
             let (process, addr, pid) = match (server, self.endpoint) {
                 (ServerKind::Endpoint, Some(addr)) => (None, addr, self.endpoint_pid),
                 _ => {
                     let p = self.launcher.start(server)?;
+                    data_dir = p.data_dir.clone();
                     let (addr, pid) = (p.addr, Some(p.pid()));
                     (Some(p), addr, pid)
                 }
@@ -324,6 +332,19 @@ impl Bench {
             let out = tokio::time::timeout(limit + Duration::from_secs(5), f(&run))
                 .await
                 .map_err(|_| format!("no result within {limit:?}"))?;
+            // Disk per stored message, while the sent messages are there.
+            let out = out.map(|mut ms| {
+                if let Some(dir) = &data_dir {
+                    let bytes = proc::dir_bytes(dir) as f64;
+                    for m in &mut ms {
+                        if m.messages > 0 && scenario != Scenario::Drain {
+                            m.metrics
+                                .insert("disk_bytes_per_msg", bytes / m.messages as f64);
+                        }
+                    }
+                }
+                ms
+            });
             drop(process);
             out
         }
@@ -424,6 +445,7 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
         endpoint,
         endpoint_pid: cli.endpoint_pid,
         floor: !cli.no_floor,
+        durable: cli.durable,
         measurements: Vec::new(),
         failures: Vec::new(),
     };
@@ -496,14 +518,23 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
 
 /// Server order for a round: alternate which goes first.
 fn servers(b: &Bench, scenario: Scenario, round: usize, test: ServerKind) -> Vec<ServerKind> {
-    if !(scenario.has_floor() && b.floor) {
-        return vec![test];
-    }
-    if round.is_multiple_of(2) {
+    let mut kinds = if !(scenario.has_floor() && b.floor) {
+        vec![test]
+    } else if round.is_multiple_of(2) {
         vec![test, ServerKind::Null]
     } else {
         vec![ServerKind::Null, test]
+    };
+    if b.durable
+        && test == ServerKind::Retsu
+        && matches!(
+            scenario,
+            Scenario::Send | Scenario::SendBatch | Scenario::Drain
+        )
+    {
+        kinds.push(ServerKind::Durable);
     }
+    kinds
 }
 
 async fn run_scenario(

@@ -20,6 +20,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum ServerKind {
     /// The release `retsu` binary, started by the benchmark.
     Retsu,
+    /// The release `retsu` binary with `--data-dir` (full durability),
+    /// on a fresh data directory removed afterwards.
+    Durable,
     /// The built-in null server (this binary, `--serve-null`).
     Null,
     /// An endpoint given with `--endpoint`.
@@ -30,6 +33,7 @@ impl ServerKind {
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Retsu => "retsu",
+            ServerKind::Durable => "durable",
             ServerKind::Null => "null",
             ServerKind::Endpoint => "endpoint",
         }
@@ -50,6 +54,8 @@ pub struct ServerProc {
     pub addr: SocketAddr,
     /// Exec to the first successful ListQueues.
     pub ready_after: Duration,
+    /// A durable server's data directory, removed with the server.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl ServerProc {
@@ -62,6 +68,9 @@ impl Drop for ServerProc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.data_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -85,8 +94,9 @@ impl Launcher {
 
     fn start_once(&self, kind: ServerKind) -> BoxResult<ServerProc> {
         let port = free_port()?;
+        let mut data_dir = None;
         let mut command = match kind {
-            ServerKind::Retsu => {
+            ServerKind::Retsu | ServerKind::Durable => {
                 if !self.retsu_bin.is_file() {
                     return Err(format!(
                         "{} not found: build it first with `cargo build --release` \
@@ -98,6 +108,12 @@ impl Launcher {
                 let mut c = Command::new(&self.retsu_bin);
                 c.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
                 c.args(&self.retsu_args);
+                if kind == ServerKind::Durable {
+                    let dir = self.log_dir.with_file_name(format!("data-{port}"));
+                    let _ = std::fs::remove_dir_all(&dir);
+                    c.arg("--data-dir").arg(&dir);
+                    data_dir = Some(dir);
+                }
                 c
             }
             ServerKind::Null => {
@@ -133,6 +149,7 @@ impl Launcher {
             child,
             addr,
             ready_after: Duration::ZERO,
+            data_dir,
         };
         loop {
             if list_queues_blocking(addr).is_ok() {
@@ -158,6 +175,18 @@ impl Launcher {
             std::thread::sleep(Duration::from_micros(100));
         }
     }
+}
+
+/// Bytes of the files in a directory (a data directory's database).
+pub fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// A port that was free a moment ago.

@@ -290,6 +290,41 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
         measured: pipeline.map_or("-".into(), |p| format!("{p:.0}%")),
         met: pipeline.map(|p| p >= 60.0),
     });
+    // Issue 12: with --durable, durable against in-memory in the same run.
+    let durable = |scenario: &str, variant: &str| {
+        summaries.iter().find(|s| {
+            s.scenario == scenario
+                && s.variant == variant
+                && s.client == "raw"
+                && s.server == "durable"
+        })
+    };
+    for (scenario, variant, goal) in [
+        ("send", "c=16", 25.0),
+        ("send-batch", "c=16", 30.0),
+        ("drain", "c=16", 30.0),
+    ] {
+        let (Some(d), Some(m)) = (durable(scenario, variant), find(scenario, variant)) else {
+            continue;
+        };
+        let pct = (m.msgs_per_s > 0.0).then(|| 100.0 * d.msgs_per_s / m.msgs_per_s);
+        out.push(Target {
+            name: format!("durable {scenario} {variant}"),
+            goal: format!(">= {goal:.0}% of in-memory"),
+            measured: pct.map_or("-".into(), |p| {
+                format!("{p:.0}% ({:.0} msgs/s)", d.msgs_per_s)
+            }),
+            met: pct.map(|p| p >= goal),
+        });
+        if let Some(bytes) = d.metrics.get("disk_bytes_per_msg") {
+            out.push(Target {
+                name: format!("durable {scenario} {variant}: disk per message"),
+                goal: "reported".into(),
+                measured: format!("{bytes:.0} bytes"),
+                met: None,
+            });
+        }
+    }
     let wake = find("longpoll-wake", crate::scenarios::WAKE_VARIANT).and_then(|s| s.p99_ms);
     out.push(Target {
         name: "longpoll-wake p99".into(),

@@ -1,0 +1,322 @@
+//! What the persistence journal needs from the engine, and nothing about
+//! how it stores it: the queue-level state as plain data (reported through
+//! [`Subscriber::queues_changed`] after every queue-level action), and the
+//! way back in at start ([`Restorer`]).
+//!
+//! Messages travel in the event stream ([`events::Snapshot`]); what is here
+//! changes rarely (queues, attributes, tags, policies, purge and
+//! deleted-recently times, move tasks), so it is reported whole each time:
+//! a few hundred bytes a queue, and simpler than a change per field.
+//!
+//! [`Subscriber::queues_changed`]: super::events::Subscriber::queues_changed
+//! [`events::Snapshot`]: super::events::Snapshot
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::queue::{DedupEntry, Queue, DEDUP_WINDOW_MS};
+use super::store::StoredMessage;
+use super::{Engine, QueueKey};
+use crate::api::Request;
+
+/// The settable attributes, in AWS's string form, that make up a queue's
+/// settings (`FifoQueue` is `QueueRecord::fifo`).
+const SETTINGS: &[&str] = &[
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout",
+    "Policy",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+];
+
+/// One queue without its messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QueueRecord {
+    pub uid: u64,
+    pub region: String,
+    pub account: String,
+    pub name: String,
+    pub created_ms: u64,
+    pub last_modified_ms: u64,
+    pub last_purge_ms: Option<u64>,
+    pub fifo: bool,
+    pub attributes: BTreeMap<String, String>,
+    pub tags: BTreeMap<String, String>,
+    /// DeduplicationScope as created (see `QueueState::dedup_per_group`).
+    pub dedup_per_group: bool,
+    /// The last FIFO sequence number, as a decimal string (u128).
+    pub last_sequence: String,
+}
+
+/// The engine's queue-level state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct EngineState {
+    pub queues: Vec<QueueRecord>,
+    /// (region, account, name, when deleted): QueueDeletedRecently.
+    pub deleted_at: Vec<(String, String, String, u64)>,
+    /// Message move tasks (the engine's own shape).
+    pub move_tasks: serde_json::Value,
+}
+
+/// A remembered FIFO deduplication id, as the journal keeps it.
+#[derive(Debug, Clone)]
+pub struct DedupRecord {
+    pub group: String,
+    pub dedup_id: String,
+    pub message_id: Uuid,
+    pub sequence_number: u128,
+    pub expires_ms: u64,
+}
+
+impl DedupRecord {
+    /// The record a FIFO send leaves, if it has a deduplication id.
+    pub fn of(message: &StoredMessage) -> Option<DedupRecord> {
+        Some(DedupRecord {
+            group: message.group_id.as_deref().unwrap_or("").to_string(),
+            dedup_id: message.dedup_id.clone()?,
+            message_id: message.message_id,
+            sequence_number: message.sequence_number?,
+            expires_ms: message.sent_ms + DEDUP_WINDOW_MS,
+        })
+    }
+}
+
+/// The journal's promise: `wait` resolves once everything emitted so far
+/// is durable, or fails when writing it failed.
+pub trait Durability: Send + Sync {
+    /// Writing has failed and not recovered yet: refuse changes.
+    fn failing(&self) -> bool;
+
+    fn wait(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<(), crate::error::SqsError>> + Send + '_>,
+    >;
+}
+
+/// Whether an action only reads (served even while the disk fails).
+pub(super) fn read_only(request: &Request) -> bool {
+    use Request as R;
+    matches!(
+        request,
+        R::GetQueueUrl(_)
+            | R::ListQueues(_)
+            | R::GetQueueAttributes(_)
+            | R::ListQueueTags(_)
+            | R::ListDeadLetterSourceQueues(_)
+            | R::ListMessageMoveTasks(_)
+    )
+}
+
+/// Whether an action can change queue-level state.
+pub(super) fn changes_queues(request: &Request) -> bool {
+    use Request as R;
+    matches!(
+        request,
+        R::CreateQueue(_)
+            | R::DeleteQueue(_)
+            | R::PurgeQueue(_)
+            | R::SetQueueAttributes(_)
+            | R::TagQueue(_)
+            | R::UntagQueue(_)
+            | R::AddPermission(_)
+            | R::RemovePermission(_)
+            | R::StartMessageMoveTask(_)
+            | R::CancelMessageMoveTask(_)
+    )
+}
+
+impl Engine {
+    /// The queue-level state as it is now.
+    pub fn queue_level_state(&self) -> EngineState {
+        let queues: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
+        let queues = queues
+            .iter()
+            .map(|q| {
+                let state = q.lock();
+                QueueRecord {
+                    uid: q.uid,
+                    region: q.key.region.clone(),
+                    account: q.key.account.clone(),
+                    name: q.key.name.clone(),
+                    created_ms: q.created_ms,
+                    last_modified_ms: state.last_modified_ms,
+                    last_purge_ms: state.last_purge_ms,
+                    fifo: state.settings.fifo,
+                    attributes: SETTINGS
+                        .iter()
+                        .filter_map(|n| Some((n.to_string(), state.settings.render(n)?)))
+                        .collect(),
+                    tags: state.tags.clone(),
+                    dedup_per_group: state.dedup_per_group,
+                    last_sequence: state.last_sequence.to_string(),
+                }
+            })
+            .collect();
+        EngineState {
+            queues,
+            deleted_at: self
+                .deleted_at
+                .iter()
+                .map(|e| {
+                    let k = e.key();
+                    (
+                        k.region.clone(),
+                        k.account.clone(),
+                        k.name.clone(),
+                        *e.value(),
+                    )
+                })
+                .collect(),
+            move_tasks: self.tasks.snapshot(),
+        }
+    }
+
+    /// Reports the queue-level state to a capturing subscriber (the
+    /// journal); called after every action that may have changed it.
+    pub fn queues_changed(&self) {
+        if self.shared.events.is_capturing() {
+            let state = self.queue_level_state();
+            self.shared.events.queues_changed(&state);
+        }
+    }
+
+    /// Starts putting back persisted state (at start, before serving).
+    pub fn restorer(&self, state: EngineState) -> Restorer<'_> {
+        let mut by_uid = HashMap::new();
+        for record in state.queues {
+            let key = QueueKey {
+                region: record.region,
+                account: record.account,
+                name: record.name,
+            };
+            let mut settings = super::attributes::QueueSettings::defaults(record.fifo);
+            if settings.apply(record.attributes.iter(), true).is_err() {
+                // Written by us, so this should not happen; keep what applies.
+                for pair in &record.attributes {
+                    let _ = settings.apply(std::iter::once(pair), true);
+                }
+            }
+            let queue = Arc::new(Queue::new(
+                key.clone(),
+                record.uid,
+                settings,
+                record.tags,
+                record.created_ms,
+                self.shared.clone(),
+            ));
+            {
+                let mut s = queue.lock();
+                s.last_modified_ms = record.last_modified_ms;
+                s.last_purge_ms = record.last_purge_ms;
+                s.dedup_per_group = record.dedup_per_group;
+                s.last_sequence = record.last_sequence.parse().unwrap_or(0);
+            }
+            self.next_queue_uid
+                .fetch_max(record.uid + 1, Ordering::Relaxed);
+            self.queues.insert(key, queue.clone());
+            by_uid.insert(record.uid, queue);
+        }
+        for (region, account, name, at) in state.deleted_at {
+            self.deleted_at.insert(
+                QueueKey {
+                    region,
+                    account,
+                    name,
+                },
+                at,
+            );
+        }
+        if !state.move_tasks.is_null() {
+            self.tasks.restore(state.move_tasks);
+        }
+        Restorer {
+            by_uid,
+            now: self.now(),
+            _engine: self,
+        }
+    }
+}
+
+/// Puts persisted messages and dedup ids back into restored queues.
+pub struct Restorer<'a> {
+    by_uid: HashMap<u64, Arc<Queue>>,
+    now: u64,
+    _engine: &'a Engine,
+}
+
+impl Restorer<'_> {
+    /// Puts a message back in its slot with its full state; `false` when
+    /// its queue is gone (the row is stale).
+    pub fn message(&mut self, queue_uid: u64, slot: u64, message: StoredMessage) -> bool {
+        let Some(queue) = self.by_uid.get(&queue_uid) else {
+            return false;
+        };
+        let mut state = queue.lock();
+        if let Some(seq) = message.sequence_number {
+            state.last_sequence = state.last_sequence.max(seq);
+        }
+        state.store.restore(slot, message);
+        true
+    }
+
+    /// Puts back a FIFO deduplication id still inside its window.
+    pub fn dedup(&mut self, queue_uid: u64, record: DedupRecord) {
+        let Some(queue) = self.by_uid.get(&queue_uid) else {
+            return;
+        };
+        let mut state = queue.lock();
+        state.last_sequence = state.last_sequence.max(record.sequence_number);
+        if record.expires_ms <= self.now {
+            return;
+        }
+        let scope = if state.dedup_per_group {
+            record.group
+        } else {
+            String::new()
+        };
+        state.dedup.insert(
+            (scope, record.dedup_id),
+            DedupEntry {
+                message_id: record.message_id,
+                sequence_number: record.sequence_number,
+                expires_ms: record.expires_ms,
+            },
+        );
+    }
+
+    /// Counters a queue must not go back on: the next slot and receipt
+    /// nonce, and the last FIFO sequence number.
+    pub fn counters(
+        &mut self,
+        queue_uid: u64,
+        next_slot: u64,
+        next_nonce: u64,
+        last_sequence: u128,
+    ) {
+        let Some(queue) = self.by_uid.get(&queue_uid) else {
+            return;
+        };
+        let mut state = queue.lock();
+        state.store.raise_counters(next_slot, next_nonce);
+        state.last_sequence = state.last_sequence.max(last_sequence);
+    }
+
+    /// Queues restored, by uid.
+    pub fn queue_count(&self) -> usize {
+        self.by_uid.len()
+    }
+}
