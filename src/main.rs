@@ -216,7 +216,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     tracing::info!(
         address = %server.endpoint_url(),
         version = %env!("CARGO_PKG_VERSION"),
-        storage = %storage,
+        storage = storage.as_str(),
         config = %config_file.as_deref().map_or("none".into(), |p| p.display().to_string()),
         queues = plan.queues.len(),
         "retsu ready"
