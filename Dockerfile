@@ -13,7 +13,7 @@
 #             the build context: the static binary as `retsu` and an empty
 #             `data/` (scripts/docker-check.sh builds this way, since CI has
 #             no registry to pull the Rust image from):
-#               RUSTFLAGS="-C target-feature=+crt-static" cargo build --release \
+#               RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" cargo build --release \
 #                   --target x86_64-unknown-linux-gnu --bin retsu
 #               cp target/x86_64-unknown-linux-gnu/release/retsu docker/prebuilt/
 #               mkdir -p docker/prebuilt/data
@@ -28,7 +28,7 @@ ARG BINARY=build
 FROM docker.io/library/rust:1-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN RUSTFLAGS="-C target-feature=+crt-static" \
+RUN RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
         cargo build --release --locked --target x86_64-unknown-linux-gnu --bin retsu \
     && mkdir -p /out/data \
     && cp target/x86_64-unknown-linux-gnu/release/retsu /out/retsu

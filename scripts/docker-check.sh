@@ -77,8 +77,8 @@ fi
 [ "$(id -u)" = 0 ] || cannot "podman image mount and chroot need root"
 
 # ---------------------------------------------------------------- 2. binary
-say "building the static binary ($TARGET, +crt-static)"
-env RUSTFLAGS="-C target-feature=+crt-static" \
+say "building the static binary ($TARGET, +crt-static, symbols stripped)"
+env RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
   cargo build --release --locked --target "$TARGET" --bin retsu
 file_out=$(file -b "$BIN" 2>/dev/null || true)
 if ldd "$BIN" >/dev/null 2>&1 && ! ldd "$BIN" 2>&1 | grep -q "statically linked"; then
