@@ -498,11 +498,6 @@ async fn another_format_is_refused_never_misread() {
 /// server is killed with SIGKILL in the middle. After a restart, every
 /// acknowledged send is there exactly once unless its delete was
 /// acknowledged, and nothing acknowledged deleted comes back.
-// Failed once (an acknowledged send missing after restart) in a full
-// `.ci/run` on a heavily loaded machine, and passed in every other run:
-// ignored until the cause is found (issue 12's note). Run it with
-// `cargo test --test persistence -- --ignored`.
-#[ignore = "flaky under load: lost one acknowledged send once; under investigation"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_under_load_loses_no_acknowledged_message() {
     let dir = TempDir::new("kill9");
@@ -523,6 +518,9 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
         attempted: HashSet<String>,
         acked: HashSet<String>,
         deleted: HashSet<String>,
+        /// Deletes sent: one cut off by the kill may have taken effect
+        /// without its answer arriving.
+        deleting: HashSet<String>,
     }
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut tasks = Vec::new();
@@ -554,6 +552,11 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
                         return;
                     };
                     for m in got.messages.unwrap_or_default() {
+                        ledger
+                            .lock()
+                            .unwrap()
+                            .deleting
+                            .insert(m.body().unwrap().to_string());
                         if c.delete_message()
                             .queue_url(&url)
                             .receipt_handle(m.receipt_handle().unwrap())
@@ -609,7 +612,13 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
         }
     }
     for body in &ledger.acked {
-        if !ledger.deleted.contains(body) {
+        if ledger.deleted.contains(body) {
+            continue;
+        }
+        if ledger.deleting.contains(body) {
+            // Its delete was sent but not answered: gone or there, once.
+            assert!(seen.get(body).copied().unwrap_or(0) <= 1, "{body} twice");
+        } else {
             assert_eq!(seen.get(body), Some(&1), "acknowledged send {body} lost");
         }
     }
