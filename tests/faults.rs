@@ -399,3 +399,41 @@ async fn the_aws_like_profile_and_what_the_endpoint_refuses() {
     }
     clear_faults(&s).await;
 }
+
+/// A reset of everything returns the server to its start-up state, faults
+/// included; a queue's own reset keeps its faults, as it keeps its
+/// attributes.
+#[tokio::test]
+async fn reset_of_everything_switches_faults_off() {
+    let s = TestServer::start().await;
+    s.create_queue("jobs").await;
+    set_faults(&s, json!({"seed": 7, "internal_error": 1.0})).await;
+    set_faults(
+        &s,
+        json!({"seed": 7, "queue": queue_scope("jobs"), "throttle": 1.0}),
+    )
+    .await;
+
+    let (status, _) = admin(
+        &s,
+        Method::POST,
+        &format!("/_retsu/queues/{}/reset", queue_scope("jobs")),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, shown) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    assert_eq!(shown["active"], true);
+    assert_eq!(shown["queues"].as_array().unwrap().len(), 1);
+
+    let (status, answer) = admin(&s, Method::POST, "/_retsu/reset", None).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["reset"], true, "{answer}");
+    let (_, shown) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    assert_eq!(shown["active"], false, "{shown}");
+    assert_eq!(shown["server"], Value::Null);
+    assert_eq!(shown["queues"], json!([]));
+    // And SQS requests are served without injected errors again.
+    let url = s.create_queue("after").await;
+    s.send(&url, "ok").await;
+}

@@ -8,9 +8,11 @@ use super::{ok, Admin};
 use crate::engine::QueueKey;
 
 /// Deletes every queue, message and move task, forgets deduplication ids
-/// and history, and puts the clock back on system time, running.
+/// and history, switches every seeded fault off, and puts the clock back on
+/// system time, running: the state of a server just started.
 pub fn all(admin: &Admin) -> Response {
     let deleted = admin.engine.reset_all();
+    admin.engine.faults().clear(None);
     if let Some(history) = &admin.history {
         history.clear();
     }
@@ -21,7 +23,7 @@ pub fn all(admin: &Admin) -> Response {
 }
 
 /// Empties one queue and forgets its deduplication ids and receive
-/// attempts; the clock resumes (time does not jump back: other queues'
+/// attempts; its seeded faults stay, as its attributes do; the clock resumes (time does not jump back: other queues'
 /// messages keep their deadlines).
 pub fn queue(admin: &Admin, key: &QueueKey) -> Response {
     match admin.engine.reset_queue(key) {
