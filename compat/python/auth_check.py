@@ -5,6 +5,7 @@ and InvalidClientTokenId. Prints "all ok" or why not.
     python auth_check.py http://127.0.0.1:9324
 """
 import sys
+import urllib.error
 import urllib.request
 
 import boto3
@@ -47,8 +48,33 @@ unsigned = code_of(lambda: boto3.client(
     config=botocore.config.Config(signature_version=botocore.UNSIGNED)).list_queues())
 assert unsigned == ("MissingAuthenticationToken", 403), unsigned
 
-# Not checked here yet: a presigned GET URL from botocore 1.31.80 (query
-# protocol) gets SignatureDoesNotMatch from Retsu, while the presigned URLs
-# tests/auth.rs makes with aws-sigv4 verify. Open in issue 10's note.
+protocol = good.meta.service_model.protocol
+if protocol == "query":
+    # A presigned URL signs the HTTP method too. botocore signs for the
+    # operation's own method (POST for the query protocol) unless told
+    # otherwise, so its default URL works POSTed and is refused as a GET,
+    # as AWS refuses it; one signed for GET works as a GET.
+    def fetch(url, method):
+        req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+        try:
+            with urllib.request.urlopen(req) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    posted = good.generate_presigned_url("list_queues", Params={"QueueNamePrefix": name})
+    status, body = fetch(posted, "POST")
+    assert status == 200 and url in body, (status, body)
+    status, body = fetch(posted, "GET")
+    assert status == 403 and "SignatureDoesNotMatch" in body, (status, body)
+    for params in ({}, {"QueueNamePrefix": name}):
+        got = good.generate_presigned_url("list_queues", Params=params, HttpMethod="GET")
+        status, body = fetch(got, "GET")
+        assert status == 200 and url in body, (params, status, body)
+    forged = got.replace("X-Amz-Signature=", "X-Amz-Signature=0")[:len(got)]
+    status, body = fetch(forged, "GET")
+    assert status == 403 and "SignatureDoesNotMatch" in body, (status, body)
+# The JSON protocol cannot be presigned for a browser or curl: its signature
+# covers the Content-Type and X-Amz-Target headers, which a plain GET lacks.
 good.delete_queue(QueueUrl=url)
 print("all ok", protocol, botocore.__version__)
