@@ -10,12 +10,13 @@
 //! message's story survives the window moving on. Past either bound the
 //! oldest go first, and a trail that lost events says so (`cut`).
 //!
-//! Cost per event, on the request path: one push onto the window and one
-//! hash-map update. A message's trail is a chain through the window (each
-//! kept event remembers the sequence number of its message's previous
-//! one), so no per-message list is built; only the events of a finished
-//! message that the window drops are copied aside ("spilled"), which is
-//! rare with the default bounds.
+//! Cost per event, on the request path: one push onto the window, one pop
+//! off it once full, and for the event that leaves, one probe of the small
+//! table of finished messages (at most `max_finished` entries, so it stays
+//! in cache). No per-message index is kept: reading a trail scans the
+//! window (bounded by `max_events`, not by the messages stored), which is
+//! an admin call's cost instead of every request's. Only the events of a
+//! finished message that the window drops are copied aside ("spilled").
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -53,39 +54,17 @@ pub struct Trail {
     pub cut: bool,
 }
 
-/// An event in the window, with its message's previous event (0: none).
-#[derive(Debug)]
-struct Kept {
-    event: Arc<Event>,
-    prev: u64,
-}
-
-/// Where a message's chain ends, and whether it finished.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    last: u64,
-    finished: bool,
-}
-
 #[derive(Debug, Default)]
 struct Inner {
     /// Events in sequence order, without gaps: the event numbered `seq`
     /// sits at `seq - first`.
-    window: VecDeque<Kept>,
+    window: VecDeque<Arc<Event>>,
     first: u64,
-    /// Live messages with an event in the window, and the finished ones of
-    /// `finished` (server-made ids: a fast non-keyed hash is safe).
-    heads: FxHashMap<Uuid, Head>,
+    /// The last `max_finished` messages that finished, oldest first, each
+    /// with its events that left the window since (server-made ids: a
+    /// fast non-keyed hash is safe).
     finished: VecDeque<Uuid>,
-    /// Events of finished messages that left the window, oldest first.
     spilled: FxHashMap<Uuid, Vec<Arc<Event>>>,
-}
-
-impl Inner {
-    fn at(&self, seq: u64) -> Option<&Kept> {
-        let i = seq.checked_sub(self.first)?;
-        self.window.get(usize::try_from(i).ok()?)
-    }
 }
 
 /// The history subscriber.
@@ -139,30 +118,14 @@ impl History {
     /// (or its trail has been dropped entirely).
     pub fn trail(&self, message_id: &Uuid) -> Option<Trail> {
         let inner = self.lock();
-        let head = inner.heads.get(message_id)?;
-        let mut events = Vec::new();
-        let mut seq = head.last;
-        let mut linked = true;
-        while seq != 0 {
-            match inner.at(seq) {
-                Some(kept) => {
-                    events.push(kept.event.clone());
-                    seq = kept.prev;
-                }
-                None => {
-                    linked = false;
-                    break;
-                }
-            }
-        }
-        events.reverse();
-        if !linked {
-            if let Some(spilled) = inner.spilled.get(message_id) {
-                let mut all = spilled.clone();
-                all.extend(events);
-                events = all;
-            }
-        }
+        let mut events = inner.spilled.get(message_id).cloned().unwrap_or_default();
+        events.extend(
+            inner
+                .window
+                .iter()
+                .filter(|e| e.message_id == *message_id)
+                .cloned(),
+        );
         if events.is_empty() {
             return None;
         }
@@ -182,7 +145,6 @@ impl History {
         let events = inner
             .window
             .range(start..)
-            .map(|k| &k.event)
             .filter(|e| query.queue.as_ref().is_none_or(|q| *e.queue == *q))
             .filter(|e| query.kinds.is_empty() || query.kinds.contains(&e.kind))
             .take(query.limit)
@@ -193,7 +155,7 @@ impl History {
 
     /// The newest event number (0 before the first).
     pub fn last_seq(&self) -> u64 {
-        self.lock().window.back().map_or(0, |k| k.event.seq)
+        self.lock().window.back().map_or(0, |e| e.seq)
     }
 
     /// Forgets everything (admin reset).
@@ -208,47 +170,31 @@ impl Subscriber for History {
         let mut inner = self.lock();
         let inner = &mut *inner;
         for event in events {
-            let id = event.message_id;
             if inner.window.is_empty() {
                 inner.first = event.seq;
             }
-            let head = inner.heads.entry(id).or_insert(Head {
-                last: 0,
-                finished: false,
-            });
-            let prev = head.last;
-            head.last = event.seq;
-            let finished = is_final(event.kind);
-            head.finished |= finished;
-            inner.window.push_back(Kept {
-                event: event.clone(),
-                prev,
-            });
-            if finished {
+            inner.window.push_back(event.clone());
+            let id = event.message_id;
+            // A message finishing twice (a seeded duplicate of it) keeps
+            // its first place in the line.
+            if is_final(event.kind) && !inner.spilled.contains_key(&id) {
+                inner.spilled.insert(id, Vec::new());
                 inner.finished.push_back(id);
                 if inner.finished.len() > limits.max_finished {
                     if let Some(oldest) = inner.finished.pop_front() {
-                        inner.heads.remove(&oldest);
                         inner.spilled.remove(&oldest);
                     }
                 }
             }
-            // The window moves on: a finished message keeps what leaves
-            // it; a live one whose last event leaves is forgotten.
+            // The window moves on: a kept finished message keeps what
+            // leaves it; any other message's event is gone.
             while inner.window.len() > limits.max_events {
                 let Some(old) = inner.window.pop_front() else {
                     break;
                 };
-                inner.first = old.event.seq + 1;
-                let old_id = old.event.message_id;
-                match inner.heads.get(&old_id).copied() {
-                    Some(h) if h.finished => {
-                        inner.spilled.entry(old_id).or_default().push(old.event)
-                    }
-                    Some(h) if h.last == old.event.seq => {
-                        inner.heads.remove(&old_id);
-                    }
-                    _ => {}
+                inner.first = old.seq + 1;
+                if let Some(kept) = inner.spilled.get_mut(&old.message_id) {
+                    kept.push(old);
                 }
             }
         }
