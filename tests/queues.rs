@@ -440,6 +440,42 @@ async fn list_queues_paginates_with_max_results() {
     let out = t.client.list_queues().send().await.unwrap();
     assert_eq!(out.queue_urls().len(), 6);
     assert_eq!(out.next_token(), None);
+
+    // A deleted queue leaves the listing and comes back when created
+    // again; names sorting just before and after the prefix stay out.
+    t.create_queue("p").await;
+    t.create_queue("p-").await;
+    t.create_queue("p_x").await;
+    t.create_queue("o-x").await;
+    t.client
+        .delete_queue()
+        .queue_url(t.queue_url("p-c"))
+        .send()
+        .await
+        .unwrap();
+    let listed = |out: &aws_sdk_sqs::operation::list_queues::ListQueuesOutput| {
+        out.queue_urls()
+            .iter()
+            .map(|u| u.rsplit('/').next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let out = t
+        .client
+        .list_queues()
+        .queue_name_prefix("p-")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed(&out), ["p-", "p-a", "p-b", "p-d", "p-e"]);
+    t.create_queue("p-c").await;
+    let out = t
+        .client
+        .list_queues()
+        .queue_name_prefix("p-")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed(&out), ["p-", "p-a", "p-b", "p-c", "p-d", "p-e"]);
 }
 
 #[tokio::test]

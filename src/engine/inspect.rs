@@ -398,7 +398,12 @@ impl Engine {
         let keys = self.queue_keys();
         let mut deleted = 0;
         for key in keys {
-            if let Some((_, queue)) = self.queues.remove(&key) {
+            let mut removed = None;
+            self.unindex_queue(&key, |key| {
+                removed = self.queues.remove(key);
+                removed.is_some()
+            });
+            if let Some((_, queue)) = removed {
                 queue.mark_deleted();
                 self.on_queue_deleted(&queue);
                 deleted += 1;

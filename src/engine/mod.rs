@@ -188,6 +188,11 @@ pub struct Engine {
     clock: Arc<dyn Clock>,
     config: EngineConfig,
     queues: DashMap<QueueKey, Arc<Queue>>,
+    /// Every queue's key in ListQueues order (region, account, name), so a
+    /// page is a range read, not a sort of every queue. A key is added after
+    /// its queue and removed with it under this lock (see `queues.rs`); a
+    /// reader checks each key against `queues`.
+    names: std::sync::RwLock<std::collections::BTreeSet<QueueKey>>,
     /// When each queue name was last deleted (strict timing).
     deleted_at: DashMap<QueueKey, u64>,
     next_queue_uid: AtomicU64,
@@ -219,6 +224,7 @@ impl Engine {
             clock: clock.clone(),
             config,
             queues: DashMap::new(),
+            names: Default::default(),
             deleted_at: DashMap::new(),
             // Random start so handles from an earlier run never match.
             next_queue_uid: AtomicU64::new(rand::random::<u32>() as u64 * 1_000_000),

@@ -227,7 +227,8 @@ impl Engine {
             }
             self.next_queue_uid
                 .fetch_max(record.uid + 1, Ordering::Relaxed);
-            self.queues.insert(key, queue.clone());
+            self.queues.insert(key.clone(), queue.clone());
+            self.index_queue(&key);
             by_uid.insert(record.uid, queue);
         }
         for (region, account, name, at) in state.deleted_at {

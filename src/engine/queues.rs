@@ -153,6 +153,7 @@ impl Engine {
                     self.shared.clone(),
                 ));
                 slot.insert(queue.clone());
+                self.index_queue(&key);
                 queue
             }
         };
@@ -189,16 +190,40 @@ impl Engine {
         r: ListQueuesRequest,
     ) -> Result<ListQueuesResult, SqsError> {
         let prefix = r.queue_name_prefix.unwrap_or_default();
-        let names: Vec<String> = self
-            .queues
-            .iter()
-            .filter(|e| {
-                let k = e.key();
-                k.region == ctx.region && k.account == ctx.account_id && k.name.starts_with(&prefix)
-            })
-            .map(|e| e.key().name.clone())
-            .collect();
-        let (names, next_token) = paginate(names, r.max_results, r.next_token.as_deref())?;
+        let limit = max_results(r.max_results)?;
+        let after = match r.next_token.as_deref().filter(|t| !t.is_empty()) {
+            Some(token) => Some(parse_page_token(token)?),
+            None => None,
+        };
+        let page_size = limit.unwrap_or(1000);
+        let from = QueueKey {
+            region: ctx.region.clone(),
+            account: ctx.account_id.clone(),
+            name: match &after {
+                Some(a) if a.as_str() >= prefix.as_str() => a.clone(),
+                _ => prefix.clone(),
+            },
+        };
+        // One more than a page, to know whether another follows.
+        let mut names: Vec<String> = {
+            let index = self.names.read().unwrap_or_else(|p| p.into_inner());
+            index
+                .range(&from..)
+                .take_while(|k| {
+                    k.region == ctx.region
+                        && k.account == ctx.account_id
+                        && k.name.starts_with(&prefix)
+                })
+                .filter(|k| after.as_deref().is_none_or(|a| k.name.as_str() > a))
+                .filter(|k| self.queues.contains_key(*k))
+                .take(page_size + 1)
+                .map(|k| k.name.clone())
+                .collect()
+        };
+        let more = names.len() > page_size;
+        names.truncate(page_size);
+        let next_token =
+            (more && limit.is_some()).then(|| page_token(names.last().map_or("", String::as_str)));
         Ok(ListQueuesResult {
             queue_urls: names
                 .into_iter()
@@ -223,11 +248,11 @@ impl Engine {
         r: DeleteQueueRequest,
     ) -> Result<Empty, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        if self
-            .queues
-            .remove_if(&queue.key, |_, q| Arc::ptr_eq(q, &queue))
-            .is_some()
-        {
+        if self.unindex_queue(&queue.key, |key| {
+            self.queues
+                .remove_if(key, |_, q| Arc::ptr_eq(q, &queue))
+                .is_some()
+        }) {
             self.deleted_at.insert(queue.key.clone(), self.now());
             // Its messages go with it; the history says how they left.
             queue
@@ -543,6 +568,28 @@ impl Engine {
     }
 
     /// Called once a queue is gone: its pending work elsewhere ends.
+    /// Adds a queue just put in `queues` to the ListQueues index.
+    pub(super) fn index_queue(&self, key: &QueueKey) {
+        let mut index = self.names.write().unwrap_or_else(|p| p.into_inner());
+        index.insert(key.clone());
+    }
+
+    /// Runs `remove` (which takes the queue out of `queues`, returning
+    /// whether it did) under the index's lock and drops the key with it, so
+    /// a queue created meanwhile can never end up missing from the index.
+    pub(super) fn unindex_queue(
+        &self,
+        key: &QueueKey,
+        remove: impl FnOnce(&QueueKey) -> bool,
+    ) -> bool {
+        let mut index = self.names.write().unwrap_or_else(|p| p.into_inner());
+        let removed = remove(key);
+        if removed {
+            index.remove(key);
+        }
+        removed
+    }
+
     pub(super) fn on_queue_deleted(&self, queue: &Queue) {
         let mut state = queue.lock();
         // The messages go with the queue (each reported to the hook).
