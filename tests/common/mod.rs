@@ -8,6 +8,7 @@
 
 #![allow(dead_code)]
 
+pub mod process;
 mod sdk;
 #[allow(unused_imports)]
 pub use sdk::*;
@@ -115,12 +116,7 @@ impl TestServer {
     }
 
     pub async fn create_queue_with(&self, name: &str, attributes: &[(&str, &str)]) -> String {
-        let mut req = self.client.create_queue().queue_name(name);
-        for (k, v) in attributes {
-            req = req.attributes(QueueAttributeName::from(*k), *v);
-        }
-        let out = req.send().await.expect("CreateQueue");
-        out.queue_url().expect("QueueUrl").to_string()
+        create_queue_via(&self.client, name, attributes).await
     }
 
     /// Queue attributes by name (as strings).
@@ -169,16 +165,7 @@ impl TestServer {
     }
 
     pub async fn send(&self, url: &str, body: &str) -> String {
-        self.client
-            .send_message()
-            .queue_url(url)
-            .message_body(body)
-            .send()
-            .await
-            .expect("SendMessage")
-            .message_id()
-            .expect("MessageId")
-            .to_string()
+        send_via(&self.client, url, body).await
     }
 
     /// A short-poll receive of up to `max` messages with every system
@@ -255,7 +242,9 @@ impl TestServer {
     }
 }
 
-fn sdk_client(endpoint: &str, region: &str) -> Client {
+/// An SDK client for `endpoint` in `region`, with the static test
+/// credentials and no retries (a retry would hide the first answer).
+pub fn sdk_client(endpoint: &str, region: &str) -> Client {
     let config = aws_sdk_sqs::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region.to_string()))

@@ -146,6 +146,31 @@ impl TestServer {
     }
 }
 
+/// CreateQueue through `client` (another region's or account's) with
+/// `attributes`; the call must succeed. The queue's URL.
+pub async fn create_queue_via(client: &Client, name: &str, attributes: &[(&str, &str)]) -> String {
+    let mut req = client.create_queue().queue_name(name);
+    for (k, v) in attributes {
+        req = req.attributes(QueueAttributeName::from(*k), *v);
+    }
+    let out = req.send().await.expect("CreateQueue");
+    out.queue_url().expect("QueueUrl").to_string()
+}
+
+/// SendMessage through `client`; the call must succeed. The message id.
+pub async fn send_via(client: &Client, url: &str, body: &str) -> String {
+    client
+        .send_message()
+        .queue_url(url)
+        .message_body(body)
+        .send()
+        .await
+        .expect("SendMessage")
+        .message_id()
+        .expect("MessageId")
+        .to_string()
+}
+
 /// Starts a ReceiveMessage of up to ten messages (every system attribute)
 /// in the background. `wait` is WaitTimeSeconds (`None` leaves it out so
 /// the queue default applies).
