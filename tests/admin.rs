@@ -68,6 +68,23 @@ async fn peek(s: &TestServer, name: &str, query: &str) -> Value {
     get(s, &format!("{}/messages{query}", q(name))).await
 }
 
+/// The admin path that restores message `id` from the dead-letter queue
+/// `dlq`.
+fn restore_path(dlq: &str, id: &str) -> String {
+    format!("{}/messages/{id}/restore", q(dlq))
+}
+
+/// Deletes message `id` of queue `name` through the admin API.
+async fn delete_by_id(s: &TestServer, name: &str, id: &str) -> (u16, Value) {
+    call(
+        s,
+        Method::DELETE,
+        &format!("{}/messages/{id}", q(name)),
+        None,
+    )
+    .await
+}
+
 fn error_code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
 }
@@ -76,15 +93,7 @@ fn error_code(body: &Value) -> &str {
 async fn health_and_queue_listing() {
     let s = TestServer::start().await;
     let dlq = s.create_queue("a-dlq").await;
-    let src = s
-        .create_queue_with(
-            "b-jobs",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("a-dlq"), "maxReceiveCount": 3}).to_string(),
-            )],
-        )
-        .await;
+    let src = s.create_source_queue("b-jobs", "a-dlq", 3, &[]).await;
     s.client
         .tag_queue()
         .queue_url(&src)
@@ -104,14 +113,7 @@ async fn health_and_queue_listing() {
     s.send(&src, "one").await;
     s.advance_secs(10);
     s.send(&src, "two").await;
-    s.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("later")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&src, "later", 60).await;
     s.client
         .receive_message()
         .queue_url(&src)
@@ -215,14 +217,7 @@ async fn peek_shows_every_state_in_order_and_changes_nothing() {
     s.send(&url, "second").await;
     s.advance_ms(1);
     s.send(&url, "third").await;
-    s.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(30)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&url, "delayed", 30).await;
     // "first" goes in flight for 60 s.
     let received = s
         .client
@@ -444,14 +439,7 @@ async fn clock_drives_delays() {
 async fn clock_advance_wakes_a_waiting_long_poll() {
     let s = TestServer::start().await;
     let url = s.create_queue("wake").await;
-    s.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("soon")
-        .delay_seconds(600)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&url, "soon", 600).await;
     let poll = spawn_receive(&s.client, &url, Some(20));
     settle().await;
     assert!(!poll.is_finished());
@@ -509,15 +497,7 @@ async fn clock_drives_the_dedup_window() {
 async fn clock_drives_move_task_rate() {
     let s = TestServer::start().await;
     let dlq = s.create_queue("rate-dlq").await;
-    let src = s
-        .create_queue_with(
-            "rate-src",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("rate-dlq"), "maxReceiveCount": 1}).to_string(),
-            )],
-        )
-        .await;
+    let src = s.create_source_queue("rate-src", "rate-dlq", 1, &[]).await;
     for i in 0..5 {
         s.send(&dlq, &format!("m{i}")).await;
     }
@@ -615,15 +595,7 @@ async fn dead_letter(s: &TestServer, src: &str, body: &str) -> String {
 
 async fn redrive_pair(s: &TestServer) -> (String, String) {
     let dlq = s.create_queue("dl-dlq").await;
-    let src = s
-        .create_queue_with(
-            "dl-src",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("dl-dlq"), "maxReceiveCount": 1}).to_string(),
-            )],
-        )
-        .await;
+    let src = s.create_source_queue("dl-src", "dl-dlq", 1, &[]).await;
     (src, dlq)
 }
 
@@ -640,12 +612,7 @@ async fn restore_a_dead_letter_to_its_source() {
     assert_eq!(dead["dead_letter_source_arn"], arn("dl-src"));
     assert_eq!(dead["receive_count"], 1);
 
-    let restored = post(
-        &s,
-        &format!("{}/messages/{id}/restore", q("dl-dlq")),
-        json!({}),
-    )
-    .await;
+    let restored = post(&s, &restore_path("dl-dlq", &id), json!({})).await;
     assert_eq!(
         restored,
         json!({"restored": true, "queue": {"region": REGION, "account": ACCOUNT, "name": "dl-src", "arn": arn("dl-src")}})
@@ -669,7 +636,7 @@ async fn restore_a_dead_letter_to_its_source() {
     assert_eq!(left["messages"][0]["message_id"], other.as_str());
 
     // A message with no source needs "to"; "to" takes a URL or an ARN.
-    let path = format!("{}/messages/{other}/restore", q("dl-dlq"));
+    let path = restore_path("dl-dlq", &other);
     let (status, body) = call(&s, Method::POST, &path, Some(json!({}))).await;
     assert_eq!((status, error_code(&body)), (409, "Conflict"));
     let (status, body) = call(&s, Method::POST, &path, Some(json!({"to": arn("missing")}))).await;
@@ -681,7 +648,7 @@ async fn restore_a_dead_letter_to_its_source() {
     let (status, body) = call(
         &s,
         Method::POST,
-        &format!("{}/messages/{id}/restore", q("dl-dlq")),
+        &restore_path("dl-dlq", &id),
         Some(json!({})),
     )
     .await;
@@ -702,7 +669,7 @@ async fn restore_to_a_deleted_source_is_a_conflict() {
     let (status, body) = call(
         &s,
         Method::POST,
-        &format!("{}/messages/{id}/restore", q("dl-dlq")),
+        &restore_path("dl-dlq", &id),
         Some(json!({})),
     )
     .await;
@@ -718,14 +685,7 @@ async fn restore_into_a_fifo_queue_keeps_the_group() {
     let s = TestServer::start().await;
     let dlq = s.create_fifo_queue("f-dlq.fifo", &[]).await;
     let src = s
-        .create_fifo_queue(
-            "f-src.fifo",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("f-dlq.fifo"), "maxReceiveCount": 1})
-                    .to_string(),
-            )],
-        )
+        .create_source_queue("f-src.fifo", "f-dlq.fifo", 1, &[("FifoQueue", "true")])
         .await;
     let sent = s.send_to_group(&src, "fx", "grp", Some("d1")).await;
     let id = sent.message_id().unwrap().to_string();
@@ -733,12 +693,7 @@ async fn restore_into_a_fifo_queue_keeps_the_group() {
     clock(&s, json!({"advance": "30s"})).await;
     assert!(s.receive(&src, 10).await.is_empty());
     let in_dlq = peek(&s, "f-dlq.fifo", "").await["messages"][0].clone();
-    post(
-        &s,
-        &format!("{}/messages/{id}/restore", q("f-dlq.fifo")),
-        json!({}),
-    )
-    .await;
+    post(&s, &restore_path("f-dlq.fifo", &id), json!({})).await;
     let back = s.receive_one(&src).await;
     assert_eq!(back.message_id(), Some(id.as_str()));
     assert_eq!(
@@ -758,24 +713,12 @@ async fn delete_one_message_by_id_in_any_state() {
     let (src, dlq) = redrive_pair(&s).await;
     let poison = dead_letter(&s, &src, "poison").await;
     let keep = s.send(&dlq, "keep").await;
-    let (status, body) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{poison}", q("dl-dlq")),
-        None,
-    )
-    .await;
+    let (status, body) = delete_by_id(&s, "dl-dlq", &poison).await;
     assert_eq!((status, body), (200, json!({"deleted": true})));
     let left = peek(&s, "dl-dlq", "").await;
     assert_eq!(left["messages"].as_array().unwrap().len(), 1);
     assert_eq!(left["messages"][0]["message_id"], keep.as_str());
-    let (status, body) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{poison}", q("dl-dlq")),
-        None,
-    )
-    .await;
+    let (status, body) = delete_by_id(&s, "dl-dlq", &poison).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
 
     // In flight: deleted without its receipt handle; the handle then
@@ -783,31 +726,13 @@ async fn delete_one_message_by_id_in_any_state() {
     let url = s.create_queue("busy").await;
     let id = s.send(&url, "busy").await;
     let handle = s.receive_one(&url).await.receipt_handle.unwrap();
-    let (status, _) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{id}", q("busy")),
-        None,
-    )
-    .await;
+    let (status, _) = delete_by_id(&s, "busy", &id).await;
     assert_eq!(status, 200);
     assert_eq!(s.counts(&url).await, (0, 0, 0));
     s.delete_message(&url, &handle).await;
-    let (status, body) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/not-a-uuid", q("busy")),
-        None,
-    )
-    .await;
+    let (status, body) = delete_by_id(&s, "busy", "not-a-uuid").await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
-    let (status, _) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{id}", q("no-such-queue")),
-        None,
-    )
-    .await;
+    let (status, _) = delete_by_id(&s, "no-such-queue", &id).await;
     assert_eq!(status, 404);
 }
 
@@ -955,14 +880,7 @@ async fn localstack_peek_in_both_protocols() {
         .send()
         .await
         .unwrap();
-    s.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&url, "delayed", 60).await;
     s.send(&url, "taken").await;
     s.client
         .receive_message()

@@ -30,18 +30,7 @@ fn kinds(h: &Value) -> Vec<String> {
 async fn a_message_through_every_state_to_the_dead_letter_queue() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("hist-dlq").await;
-    let url = t
-        .create_queue_with(
-            "hist",
-            &[(
-                "RedrivePolicy",
-                &format!(
-                    r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"2"}}"#,
-                    arn("hist-dlq")
-                ),
-            )],
-        )
-        .await;
+    let url = t.create_source_queue("hist", "hist-dlq", 2, &[]).await;
     let sent_at = t.now_ms();
     let id = t
         .client

@@ -619,14 +619,7 @@ async fn approximate_counters_are_exact_at_every_moment() {
 
     t.send(&url, "a").await;
     t.send(&url, "b").await;
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(10)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "delayed", 10).await;
     assert_eq!(t.counts(&url).await, (2, 0, 1));
 
     // Receive one (visibility 30 s).
@@ -790,14 +783,7 @@ async fn purge_queue_removes_every_message() {
     let url = t.create_queue("purge").await;
     t.send(&url, "available").await;
     t.send(&url, "in flight").await;
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "delayed", 60).await;
     let held = t
         .client
         .receive_message()

@@ -245,10 +245,15 @@ impl TestServer {
 /// An SDK client for `endpoint` in `region`, with the static test
 /// credentials and no retries (a retry would hide the first answer).
 pub fn sdk_client(endpoint: &str, region: &str) -> Client {
+    sdk_client_as(endpoint, region, ("test", "test"))
+}
+
+/// [`sdk_client`] signing with `key` (access key id, secret).
+pub fn sdk_client_as(endpoint: &str, region: &str, key: (&str, &str)) -> Client {
     let config = aws_sdk_sqs::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+        .credentials_provider(Credentials::new(key.0, key.1, None, None, "static"))
         .endpoint_url(endpoint)
         .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
         .build();
