@@ -193,12 +193,7 @@ async fn a_handle_from_a_deleted_queue_of_the_same_name_is_invalid() {
     let url = t.create_queue("reborn").await;
     t.send(&url, "old").await;
     let old = t.receive_one(&url).await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
     t.create_queue("reborn").await;
     t.send(&url, "new").await;
     let err = t
@@ -769,12 +764,7 @@ async fn deleting_a_queue_answers_its_long_polls() {
     });
     settle().await;
     assert!(!poll.is_finished());
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
     match finish(poll, 5).await {
         Ok(out) => assert!(out.messages().is_empty(), "{out:?}"),
         Err(e) => assert!(

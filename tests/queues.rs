@@ -502,12 +502,7 @@ async fn delete_queue_removes_it_and_its_messages() {
     let url = t.create_queue("doomed").await;
     t.send(&url, "one").await;
     t.send(&url, "two").await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
 
     assert!(
         service_error(t.client.get_queue_url().queue_name("doomed").send().await)
@@ -844,12 +839,7 @@ async fn strict_timing_second_purge_within_60s_is_purge_queue_in_progress() {
 async fn strict_timing_recreate_within_60s_is_queue_deleted_recently() {
     let t = TestServer::start_strict().await;
     let url = t.create_queue("strict-del").await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
     t.advance_secs(59);
     let f = t.create_queue_failure("strict-del", &[]).await;
     assert!(f.err.is_queue_deleted_recently(), "{:?}", f.err);
@@ -876,12 +866,7 @@ async fn strict_timing_is_off_by_default() {
         t.client.purge_queue().queue_url(&url).send().await.unwrap();
     }
     for _ in 0..3 {
-        t.client
-            .delete_queue()
-            .queue_url(&url)
-            .send()
-            .await
-            .unwrap();
+        t.delete_queue(&url).await;
         assert_eq!(t.create_queue("lenient").await, url);
     }
 }

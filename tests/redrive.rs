@@ -510,12 +510,7 @@ async fn a_deleted_dead_letter_queue_loses_nothing() {
     let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     t.send(&src, "keep me").await;
     assert_eq!(receive_count(&receive_vis(&t, &src, 1, 0).await[0]), "1");
-    t.client
-        .delete_queue()
-        .queue_url(&dlq)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&dlq).await;
     // Delivered as if there were no policy.
     for n in 2..=4 {
         let got = receive_vis(&t, &src, 1, 0).await;
@@ -1257,12 +1252,7 @@ async fn deleting_the_destination_mid_task_fails_it_and_loses_nothing() {
             .approximate_number_of_messages_moved(),
         1
     );
-    t.client
-        .delete_queue()
-        .queue_url(&dest)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&dest).await;
     t.advance_secs(1);
     let task = latest(&t, &arn("dlq")).await;
     assert_eq!(task.status(), Some("FAILED"), "{task:?}");
@@ -1286,12 +1276,7 @@ async fn a_deleted_original_source_fails_the_task_and_loses_nothing() {
     t.create_source_queue("stays", "dlq", 1, &[]).await;
     sends(&t, &gone, "g", 3).await;
     poison_all(&t, &gone, 1).await;
-    t.client
-        .delete_queue()
-        .queue_url(&gone)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&gone).await;
 
     start(&t, &arn("dlq"), None, None).await;
     let task = latest(&t, &arn("dlq")).await;

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)]
 
+mod admin;
 pub mod process;
 mod sdk;
 #[allow(unused_imports)]

@@ -40,6 +40,16 @@ impl TestServer {
         self.create_queue_with(name, &attrs).await
     }
 
+    /// DeleteQueue; the call must succeed.
+    pub async fn delete_queue(&self, url: &str) {
+        self.client
+            .delete_queue()
+            .queue_url(url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DeleteQueue {url}: {e:?}"));
+    }
+
     /// SendMessage held back `delay` seconds; the call must succeed.
     pub async fn send_delayed(&self, url: &str, body: &str, delay: i32) {
         self.client
