@@ -47,11 +47,10 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::{Clock, ManualClock, SleepFuture, SystemClock};
+use crate::clock::{Clock, ControlledClock, SleepFuture};
 use crate::config::Config;
 use crate::server::{self, RunningServer};
 
@@ -183,8 +182,9 @@ impl EmbeddedBuilder {
 }
 
 /// The clock of an [`EmbeddedServer`]: wall time (plus whatever it was
-/// advanced by) while running; a [`ManualClock`] that moves only when told
-/// while frozen. Cloning gives another handle on the same clock.
+/// advanced by) while running; still, moving only when told, while frozen.
+/// It is the server's [`ControlledClock`] behind the stable embedding API.
+/// Cloning gives another handle on the same clock.
 ///
 /// ```
 /// use std::time::Duration;
@@ -202,35 +202,15 @@ impl EmbeddedBuilder {
 /// ```
 #[derive(Debug, Clone)]
 pub struct EmbeddedClock {
-    inner: Arc<ClockInner>,
-}
-
-#[derive(Debug)]
-struct ClockInner {
-    /// The time while frozen.
-    frozen_time: ManualClock,
-    frozen: AtomicBool,
-    /// Added to wall time while running (advances made while running).
-    offset_ms: AtomicI64,
-    /// Serializes freeze / resume / advance.
-    write: Mutex<()>,
-    /// Bumped on every change, so sleepers re-check their deadline.
-    changed: tokio::sync::watch::Sender<u64>,
+    // The server's own controllable clock; this type is the stable
+    // embedding API over it (no setting backwards, no reset).
+    inner: ControlledClock,
 }
 
 impl EmbeddedClock {
     fn new(start_ms: Option<u64>, frozen: bool) -> EmbeddedClock {
-        let wall = SystemClock.now_ms();
-        let start = start_ms.unwrap_or(wall);
-        let (changed, _) = tokio::sync::watch::channel(0);
         EmbeddedClock {
-            inner: Arc::new(ClockInner {
-                frozen_time: ManualClock::new(start),
-                frozen: AtomicBool::new(frozen),
-                offset_ms: AtomicI64::new(start as i64 - wall as i64),
-                write: Mutex::new(()),
-                changed,
-            }),
+            inner: ControlledClock::from_settings(frozen, start_ms),
         }
     }
 
@@ -246,89 +226,32 @@ impl EmbeddedClock {
 
     /// Whether time stands still.
     pub fn is_frozen(&self) -> bool {
-        self.inner.frozen.load(Ordering::SeqCst)
+        self.inner.is_frozen()
     }
 
     /// Stops time at the current instant (no-op if already frozen).
     pub fn freeze(&self) {
-        let _guard = self.lock();
-        if !self.is_frozen() {
-            self.inner.frozen_time.set_ms(self.now_ms());
-            self.inner.frozen.store(true, Ordering::SeqCst);
-            self.notify();
-        }
+        self.inner.freeze();
     }
 
     /// Lets time run again from where it stands (no-op if running).
     pub fn resume(&self) {
-        let _guard = self.lock();
-        if self.is_frozen() {
-            let now = self.inner.frozen_time.now_ms();
-            let offset = now as i64 - SystemClock.now_ms() as i64;
-            self.inner.offset_ms.store(offset, Ordering::SeqCst);
-            self.inner.frozen.store(false, Ordering::SeqCst);
-            self.notify();
-        }
+        self.inner.resume();
     }
 
     /// Moves time forward by `by`, frozen or running; whatever was due in
     /// that span (visibility timeouts, delays, long-poll deadlines) happens.
     pub fn advance(&self, by: Duration) {
-        let _guard = self.lock();
-        if self.is_frozen() {
-            self.inner.frozen_time.advance(by);
-        } else {
-            self.inner
-                .offset_ms
-                .fetch_add(by.as_millis() as i64, Ordering::SeqCst);
-        }
-        self.notify();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.inner
-            .write
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn notify(&self) {
-        self.inner.changed.send_modify(|n| *n = n.wrapping_add(1));
+        self.inner.advance_ms(by.as_millis() as u64);
     }
 }
 
 impl Clock for EmbeddedClock {
     fn now_ms(&self) -> u64 {
-        if self.is_frozen() {
-            self.inner.frozen_time.now_ms()
-        } else {
-            let now = SystemClock.now_ms() as i64 + self.inner.offset_ms.load(Ordering::SeqCst);
-            now.max(0) as u64
-        }
+        self.inner.now_ms()
     }
 
     fn sleep_until(&self, deadline_ms: u64) -> SleepFuture<'_> {
-        Box::pin(async move {
-            loop {
-                // Subscribe before reading the time, so a change in between
-                // is not missed.
-                let mut rx = self.inner.changed.subscribe();
-                let now = self.now_ms();
-                if now >= deadline_ms {
-                    return;
-                }
-                if self.is_frozen() {
-                    if rx.changed().await.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                } else {
-                    let wait = Duration::from_millis(deadline_ms - now);
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = rx.changed() => {}
-                    }
-                }
-            }
-        })
+        self.inner.sleep_until(deadline_ms)
     }
 }

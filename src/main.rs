@@ -73,20 +73,32 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The flags, environment and file (`file`, else the one they name)
+/// resolved, and the file's queues created on a scratch engine; on any
+/// problem, printed to stderr, the configuration error exit code.
+async fn resolve_and_check(
+    cli: &Cli,
+    matches: &clap::ArgMatches,
+    file: Option<&Path>,
+) -> Result<Resolved, ExitCode> {
+    let resolved = cli.resolve(matches, file).map_err(|e| {
+        eprintln!("retsu: {e}");
+        ExitCode::from(BAD_CONFIG)
+    })?;
+    if let Err(e) = resolved.plan.check(resolved.config.engine_config()).await {
+        eprintln!("retsu: {e}");
+        return Err(ExitCode::from(BAD_CONFIG));
+    }
+    Ok(resolved)
+}
+
 /// Everything start-up would do with the file short of listening: parse,
 /// resolve, and create its queues on a scratch engine.
 async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> ExitCode {
-    let resolved = match cli.resolve(matches, Some(file)) {
+    let resolved = match resolve_and_check(cli, matches, Some(file)).await {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("retsu: {e}");
-            return ExitCode::from(BAD_CONFIG);
-        }
+        Err(code) => return code,
     };
-    if let Err(e) = resolved.plan.check(resolved.config.engine_config()).await {
-        eprintln!("retsu: {e}");
-        return ExitCode::from(BAD_CONFIG);
-    }
     let c = &resolved.config;
     println!("{}: ok", file.display());
     println!("  listen         {}:{}", c.host, c.port);
@@ -136,17 +148,10 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
 async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     // Configuration problems go to stderr before logging exists: the file
     // may be what chooses the log format.
-    let resolved = match cli.resolve(matches, None) {
+    let resolved = match resolve_and_check(cli, matches, None).await {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("retsu: {e}");
-            return ExitCode::from(BAD_CONFIG);
-        }
+        Err(code) => return code,
     };
-    if let Err(e) = resolved.plan.check(resolved.config.engine_config()).await {
-        eprintln!("retsu: {e}");
-        return ExitCode::from(BAD_CONFIG);
-    }
     if let Err(code) = init_logging(&resolved) {
         return code;
     }

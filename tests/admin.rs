@@ -14,58 +14,30 @@ use reqwest::Method;
 use retsu::config::Config;
 use serde_json::{json, Value};
 
-/// An admin call: (status, JSON body). Every admin answer is JSON.
-async fn call(s: &TestServer, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
-    call_with(s, method, path, body, None).await
-}
-
-async fn call_with(
-    s: &TestServer,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    token: Option<&str>,
-) -> (u16, Value) {
-    let mut req = s.http.request(method, format!("{}{path}", s.endpoint));
-    if let Some(b) = body {
-        req = req
-            .header("content-type", "application/json")
-            .body(b.to_string());
-    }
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    let raw = s.raw(req).await;
-    assert_eq!(
-        raw.header("content-type"),
-        Some("application/json"),
-        "{raw:?}"
-    );
-    (raw.status, raw.json())
-}
-
-async fn get(s: &TestServer, path: &str) -> Value {
-    let (status, body) = call(s, Method::GET, path, None).await;
-    assert_eq!(status, 200, "GET {path}: {body}");
-    body
-}
-
-async fn post(s: &TestServer, path: &str, body: Value) -> Value {
-    let (status, answer) = call(s, Method::POST, path, Some(body)).await;
-    assert_eq!(status, 200, "POST {path}: {answer}");
-    answer
-}
-
 async fn clock(s: &TestServer, change: Value) -> Value {
-    post(s, "/_retsu/clock", change).await
+    s.admin_post("/_retsu/clock", change).await
 }
 
 fn q(name: &str) -> String {
     format!("/_retsu/queues/{REGION}/{ACCOUNT}/{name}")
 }
 
-async fn peek(s: &TestServer, name: &str, query: &str) -> Value {
-    get(s, &format!("{}/messages{query}", q(name))).await
+/// The admin path that restores message `id` from the dead-letter queue
+/// `dlq`.
+fn restore_path(dlq: &str, id: &str) -> String {
+    format!("{}/messages/{id}/restore", q(dlq))
+}
+
+/// Asks for message `id` of the dead-letter queue `dlq` back.
+async fn restore(s: &TestServer, dlq: &str, id: &str, body: Value) -> (u16, Value) {
+    s.admin(Method::POST, &restore_path(dlq, id), Some(body))
+        .await
+}
+
+/// Deletes message `id` of queue `name` through the admin API.
+async fn delete_by_id(s: &TestServer, name: &str, id: &str) -> (u16, Value) {
+    s.admin(Method::DELETE, &format!("{}/messages/{id}", q(name)), None)
+        .await
 }
 
 fn error_code(body: &Value) -> &str {
@@ -76,15 +48,7 @@ fn error_code(body: &Value) -> &str {
 async fn health_and_queue_listing() {
     let s = TestServer::start().await;
     let dlq = s.create_queue("a-dlq").await;
-    let src = s
-        .create_queue_with(
-            "b-jobs",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("a-dlq"), "maxReceiveCount": 3}).to_string(),
-            )],
-        )
-        .await;
+    let src = s.create_source_queue("b-jobs", "a-dlq", 3, &[]).await;
     s.client
         .tag_queue()
         .queue_url(&src)
@@ -104,14 +68,7 @@ async fn health_and_queue_listing() {
     s.send(&src, "one").await;
     s.advance_secs(10);
     s.send(&src, "two").await;
-    s.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("later")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&src, "later", 60).await;
     s.client
         .receive_message()
         .queue_url(&src)
@@ -121,7 +78,7 @@ async fn health_and_queue_listing() {
         .unwrap();
     s.advance_secs(5);
 
-    let health = get(&s, "/_retsu/health").await;
+    let health = s.admin_get("/_retsu/health").await;
     assert_eq!(health["status"], "ok");
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(health["queues"], 4);
@@ -129,7 +86,7 @@ async fn health_and_queue_listing() {
     assert_eq!(health["clock"]["now_ms"], s.now_ms());
     assert_eq!(health["clock"]["frozen"], true);
 
-    let list = get(&s, "/_retsu/queues").await;
+    let list = s.admin_get("/_retsu/queues").await;
     let names: Vec<(String, String)> = list["queues"]
         .as_array()
         .unwrap()
@@ -152,7 +109,7 @@ async fn health_and_queue_listing() {
     .collect();
     assert_eq!(names, expected);
 
-    let jobs = get(&s, &q("b-jobs")).await;
+    let jobs = s.admin_get(&q("b-jobs")).await;
     assert_eq!(jobs, list["queues"][2]);
     assert_eq!(jobs["url"], src);
     assert_eq!(jobs["arn"], arn("b-jobs"));
@@ -173,7 +130,7 @@ async fn health_and_queue_listing() {
     assert_eq!(jobs["attributes"]["QueueArn"], arn("b-jobs"));
     assert!(jobs["created_ms"].is_u64());
 
-    let dead = get(&s, &q("a-dlq")).await;
+    let dead = s.admin_get(&q("a-dlq")).await;
     assert_eq!(dead["url"], dlq);
     assert_eq!(dead["oldest_age_seconds"], Value::Null);
     assert_eq!(dead["dead_letter_queue"], Value::Null);
@@ -181,18 +138,20 @@ async fn health_and_queue_listing() {
         dead["dead_letter_sources"],
         json!([{"arn": arn("b-jobs"), "region": REGION, "account": ACCOUNT, "name": "b-jobs"}])
     );
-    let west_jobs = get(&s, "/_retsu/queues/eu-west-1/000000000000/b-jobs").await;
+    let west_jobs = s
+        .admin_get("/_retsu/queues/eu-west-1/000000000000/b-jobs")
+        .await;
     assert_eq!(
         west_jobs["url"],
         format!("{}/queue/eu-west-1/{ACCOUNT}/b-jobs", s.endpoint)
     );
-    assert_eq!(get(&s, &q("c.fifo")).await["fifo"], true);
+    assert_eq!(s.admin_get(&q("c.fifo")).await["fifo"], true);
 
-    let (status, body) = call(&s, Method::GET, &q("nope"), None).await;
+    let (status, body) = s.admin(Method::GET, &q("nope"), None).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
-    let (status, body) = call(&s, Method::GET, "/_retsu/nothing/here", None).await;
+    let (status, body) = s.admin(Method::GET, "/_retsu/nothing/here", None).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
-    let (status, body) = call(&s, Method::PUT, "/_retsu/health", None).await;
+    let (status, body) = s.admin(Method::PUT, "/_retsu/health", None).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
 }
 
@@ -215,14 +174,7 @@ async fn peek_shows_every_state_in_order_and_changes_nothing() {
     s.send(&url, "second").await;
     s.advance_ms(1);
     s.send(&url, "third").await;
-    s.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(30)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&url, "delayed", 30).await;
     // "first" goes in flight for 60 s.
     let received = s
         .client
@@ -237,7 +189,7 @@ async fn peek_shows_every_state_in_order_and_changes_nothing() {
     assert_eq!(bodies(&received), ["first"]);
     let t0 = s.now_ms();
 
-    let all = peek(&s, "peeked", "").await;
+    let all = s.peek("peeked", "").await;
     assert_eq!(all["truncated"], false);
     let msgs = all["messages"].as_array().unwrap();
     let listed: Vec<(&str, &str)> = msgs
@@ -275,34 +227,28 @@ async fn peek_shows_every_state_in_order_and_changes_nothing() {
     assert_eq!(msgs[3]["visible_at_ms"], t0 + 30_000);
 
     // Filters, limits and truncation.
-    let one = peek(&s, "peeked", "?state=available&limit=1").await;
+    let one = s.peek("peeked", "?state=available&limit=1").await;
     assert_eq!(one["messages"].as_array().unwrap().len(), 1);
     assert_eq!(one["messages"][0]["body"], "second");
     assert_eq!(one["truncated"], true);
-    let inflight = peek(&s, "peeked", "?state=inflight").await;
+    let inflight = s.peek("peeked", "?state=inflight").await;
     assert_eq!(inflight["messages"][0]["body"], "first");
     assert_eq!(inflight["truncated"], false);
-    let delayed = peek(&s, "peeked", "?state=delayed").await;
+    let delayed = s.peek("peeked", "?state=delayed").await;
     assert_eq!(delayed["messages"][0]["body"], "delayed");
     for bad in ["?state=gone", "?limit=0", "?limit=10001", "?limit=ten"] {
-        let (status, body) = call(
-            &s,
-            Method::GET,
-            &format!("{}/messages{bad}", q("peeked")),
-            None,
-        )
-        .await;
+        let (status, body) = s
+            .admin(Method::GET, &format!("{}/messages{bad}", q("peeked")), None)
+            .await;
         assert_eq!((status, error_code(&body)), (400, "BadRequest"), "{bad}");
     }
-    let by_id = get(
-        &s,
-        &format!(
+    let by_id = s
+        .admin_get(&format!(
             "{}/messages/{}",
             q("peeked"),
             first["message_id"].as_str().unwrap()
-        ),
-    )
-    .await;
+        ))
+        .await;
     assert_eq!(&by_id, first);
 
     // None of it changed what SQS clients see: same counts, and the next
@@ -345,7 +291,7 @@ async fn peek_a_fifo_queue_in_receive_order() {
         .messages
         .unwrap();
     assert_eq!(bodies(&m), ["a1"]);
-    let all = peek(&s, "order.fifo", "").await;
+    let all = s.peek("order.fifo", "").await;
     let listed: Vec<(&str, &str)> = all["messages"]
         .as_array()
         .unwrap()
@@ -374,7 +320,7 @@ async fn peek_a_fifo_queue_in_receive_order() {
 async fn clock_api_freezes_advances_sets_and_resumes() {
     let s = TestServer::start().await;
     let now = s.now_ms();
-    let shown = get(&s, "/_retsu/clock").await;
+    let shown = s.admin_get("/_retsu/clock").await;
     assert_eq!(shown["now_ms"], now);
     assert_eq!(shown["frozen"], true);
     assert!(shown["now"].as_str().unwrap().ends_with('Z'));
@@ -404,7 +350,9 @@ async fn clock_api_freezes_advances_sets_and_resumes() {
         json!({}),
         json!({"rewind": "1s"}),
     ] {
-        let (status, body) = call(&s, Method::POST, "/_retsu/clock", Some(bad.clone())).await;
+        let (status, body) = s
+            .admin(Method::POST, "/_retsu/clock", Some(bad.clone()))
+            .await;
         assert_eq!((status, error_code(&body)), (400, "BadRequest"), "{bad}");
     }
     let raw = s
@@ -423,7 +371,10 @@ async fn clock_api_freezes_advances_sets_and_resumes() {
     assert!(running["offset_ms"].as_i64().unwrap() > 0);
     let frozen = clock(&s, json!({"freeze": true})).await;
     assert_eq!(frozen["frozen"], true);
-    assert_eq!(get(&s, "/_retsu/clock").await["now_ms"], frozen["now_ms"]);
+    assert_eq!(
+        s.admin_get("/_retsu/clock").await["now_ms"],
+        frozen["now_ms"]
+    );
 }
 
 #[tokio::test]
@@ -444,14 +395,7 @@ async fn clock_drives_delays() {
 async fn clock_advance_wakes_a_waiting_long_poll() {
     let s = TestServer::start().await;
     let url = s.create_queue("wake").await;
-    s.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("soon")
-        .delay_seconds(600)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&url, "soon", 600).await;
     let poll = spawn_receive(&s.client, &url, Some(20));
     settle().await;
     assert!(!poll.is_finished());
@@ -484,7 +428,7 @@ async fn clock_drives_four_day_retention_in_milliseconds() {
     assert_eq!(s.counts(&url).await, (1, 0, 0));
     clock(&s, json!({"advance": "1s"})).await;
     assert_eq!(s.counts(&url).await, (0, 0, 0));
-    assert!(peek(&s, "retained", "").await["messages"]
+    assert!(s.peek("retained", "").await["messages"]
         .as_array()
         .unwrap()
         .is_empty());
@@ -509,15 +453,7 @@ async fn clock_drives_the_dedup_window() {
 async fn clock_drives_move_task_rate() {
     let s = TestServer::start().await;
     let dlq = s.create_queue("rate-dlq").await;
-    let src = s
-        .create_queue_with(
-            "rate-src",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("rate-dlq"), "maxReceiveCount": 1}).to_string(),
-            )],
-        )
-        .await;
+    let src = s.create_source_queue("rate-src", "rate-dlq", 1, &[]).await;
     for i in 0..5 {
         s.send(&dlq, &format!("m{i}")).await;
     }
@@ -579,12 +515,7 @@ async fn clock_drives_the_strict_sixty_second_rules() {
     clock(&s, json!({"advance": "60s"})).await;
     s.client.purge_queue().queue_url(&url).send().await.unwrap();
 
-    s.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    s.delete_queue(&url).await;
     let again = s.client.create_queue().queue_name("strict").send().await;
     assert!(again.is_err(), "QueueDeletedRecently within 60 s");
     clock(&s, json!({"advance": "1m"})).await;
@@ -615,15 +546,7 @@ async fn dead_letter(s: &TestServer, src: &str, body: &str) -> String {
 
 async fn redrive_pair(s: &TestServer) -> (String, String) {
     let dlq = s.create_queue("dl-dlq").await;
-    let src = s
-        .create_queue_with(
-            "dl-src",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("dl-dlq"), "maxReceiveCount": 1}).to_string(),
-            )],
-        )
-        .await;
+    let src = s.create_source_queue("dl-src", "dl-dlq", 1, &[]).await;
     (src, dlq)
 }
 
@@ -634,18 +557,13 @@ async fn restore_a_dead_letter_to_its_source() {
     let id = dead_letter(&s, &src, "poison").await;
     let other = s.send(&dlq, "bystander").await;
 
-    let listed = peek(&s, "dl-dlq", "").await;
+    let listed = s.peek("dl-dlq", "").await;
     let dead = &listed["messages"][0];
     assert_eq!(dead["message_id"], id.as_str());
     assert_eq!(dead["dead_letter_source_arn"], arn("dl-src"));
     assert_eq!(dead["receive_count"], 1);
 
-    let restored = post(
-        &s,
-        &format!("{}/messages/{id}/restore", q("dl-dlq")),
-        json!({}),
-    )
-    .await;
+    let restored = s.admin_post(&restore_path("dl-dlq", &id), json!({})).await;
     assert_eq!(
         restored,
         json!({"restored": true, "queue": {"region": REGION, "account": ACCOUNT, "name": "dl-src", "arn": arn("dl-src")}})
@@ -664,27 +582,21 @@ async fn restore_a_dead_letter_to_its_source() {
         None
     );
     // The other dead letter is untouched.
-    let left = peek(&s, "dl-dlq", "").await;
+    let left = s.peek("dl-dlq", "").await;
     assert_eq!(left["messages"].as_array().unwrap().len(), 1);
     assert_eq!(left["messages"][0]["message_id"], other.as_str());
 
     // A message with no source needs "to"; "to" takes a URL or an ARN.
-    let path = format!("{}/messages/{other}/restore", q("dl-dlq"));
-    let (status, body) = call(&s, Method::POST, &path, Some(json!({}))).await;
+    let path = restore_path("dl-dlq", &other);
+    let (status, body) = restore(&s, "dl-dlq", &other, json!({})).await;
     assert_eq!((status, error_code(&body)), (409, "Conflict"));
-    let (status, body) = call(&s, Method::POST, &path, Some(json!({"to": arn("missing")}))).await;
+    let (status, body) = restore(&s, "dl-dlq", &other, json!({"to": arn("missing")})).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
-    let moved = post(&s, &path, json!({"to": src})).await;
+    let moved = s.admin_post(&path, json!({"to": src})).await;
     assert_eq!(moved["queue"]["name"], "dl-src");
     assert_eq!(s.counts(&dlq).await, (0, 0, 0));
 
-    let (status, body) = call(
-        &s,
-        Method::POST,
-        &format!("{}/messages/{id}/restore", q("dl-dlq")),
-        Some(json!({})),
-    )
-    .await;
+    let (status, body) = restore(&s, "dl-dlq", &id, json!({})).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
 }
 
@@ -693,24 +605,10 @@ async fn restore_to_a_deleted_source_is_a_conflict() {
     let s = TestServer::start().await;
     let (src, _dlq) = redrive_pair(&s).await;
     let id = dead_letter(&s, &src, "orphan").await;
-    s.client
-        .delete_queue()
-        .queue_url(&src)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = call(
-        &s,
-        Method::POST,
-        &format!("{}/messages/{id}/restore", q("dl-dlq")),
-        Some(json!({})),
-    )
-    .await;
+    s.delete_queue(&src).await;
+    let (status, body) = restore(&s, "dl-dlq", &id, json!({})).await;
     assert_eq!((status, error_code(&body)), (409, "Conflict"), "{body}");
-    assert_eq!(
-        peek(&s, "dl-dlq", "").await["messages"][0]["message_id"],
-        id
-    );
+    assert_eq!(s.peek("dl-dlq", "").await["messages"][0]["message_id"], id);
 }
 
 #[tokio::test]
@@ -718,27 +616,16 @@ async fn restore_into_a_fifo_queue_keeps_the_group() {
     let s = TestServer::start().await;
     let dlq = s.create_fifo_queue("f-dlq.fifo", &[]).await;
     let src = s
-        .create_fifo_queue(
-            "f-src.fifo",
-            &[(
-                "RedrivePolicy",
-                &json!({"deadLetterTargetArn": arn("f-dlq.fifo"), "maxReceiveCount": 1})
-                    .to_string(),
-            )],
-        )
+        .create_source_queue("f-src.fifo", "f-dlq.fifo", 1, &[("FifoQueue", "true")])
         .await;
     let sent = s.send_to_group(&src, "fx", "grp", Some("d1")).await;
     let id = sent.message_id().unwrap().to_string();
     s.receive_one(&src).await;
     clock(&s, json!({"advance": "30s"})).await;
     assert!(s.receive(&src, 10).await.is_empty());
-    let in_dlq = peek(&s, "f-dlq.fifo", "").await["messages"][0].clone();
-    post(
-        &s,
-        &format!("{}/messages/{id}/restore", q("f-dlq.fifo")),
-        json!({}),
-    )
-    .await;
+    let in_dlq = s.peek("f-dlq.fifo", "").await["messages"][0].clone();
+    s.admin_post(&restore_path("f-dlq.fifo", &id), json!({}))
+        .await;
     let back = s.receive_one(&src).await;
     assert_eq!(back.message_id(), Some(id.as_str()));
     assert_eq!(
@@ -758,24 +645,12 @@ async fn delete_one_message_by_id_in_any_state() {
     let (src, dlq) = redrive_pair(&s).await;
     let poison = dead_letter(&s, &src, "poison").await;
     let keep = s.send(&dlq, "keep").await;
-    let (status, body) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{poison}", q("dl-dlq")),
-        None,
-    )
-    .await;
+    let (status, body) = delete_by_id(&s, "dl-dlq", &poison).await;
     assert_eq!((status, body), (200, json!({"deleted": true})));
-    let left = peek(&s, "dl-dlq", "").await;
+    let left = s.peek("dl-dlq", "").await;
     assert_eq!(left["messages"].as_array().unwrap().len(), 1);
     assert_eq!(left["messages"][0]["message_id"], keep.as_str());
-    let (status, body) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{poison}", q("dl-dlq")),
-        None,
-    )
-    .await;
+    let (status, body) = delete_by_id(&s, "dl-dlq", &poison).await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
 
     // In flight: deleted without its receipt handle; the handle then
@@ -783,31 +658,13 @@ async fn delete_one_message_by_id_in_any_state() {
     let url = s.create_queue("busy").await;
     let id = s.send(&url, "busy").await;
     let handle = s.receive_one(&url).await.receipt_handle.unwrap();
-    let (status, _) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{id}", q("busy")),
-        None,
-    )
-    .await;
+    let (status, _) = delete_by_id(&s, "busy", &id).await;
     assert_eq!(status, 200);
     assert_eq!(s.counts(&url).await, (0, 0, 0));
     s.delete_message(&url, &handle).await;
-    let (status, body) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/not-a-uuid", q("busy")),
-        None,
-    )
-    .await;
+    let (status, body) = delete_by_id(&s, "busy", "not-a-uuid").await;
     assert_eq!((status, error_code(&body)), (404, "NotFound"));
-    let (status, _) = call(
-        &s,
-        Method::DELETE,
-        &format!("{}/messages/{id}", q("no-such-queue")),
-        None,
-    )
-    .await;
+    let (status, _) = delete_by_id(&s, "no-such-queue", &id).await;
     assert_eq!(status, 404);
 }
 
@@ -818,12 +675,12 @@ async fn reset_everything() {
     s.create_queue("other").await;
     s.send_to_group(&url, "x", "g", Some("d")).await;
     clock(&s, json!({"advance": "1h"})).await;
-    let answer = post(&s, "/_retsu/reset", json!({})).await;
+    let answer = s.admin_post("/_retsu/reset", json!({})).await;
     assert_eq!(answer, json!({"reset": true, "queues_deleted": 2}));
     let listed = s.client.list_queues().send().await.unwrap();
     assert!(listed.queue_urls.unwrap_or_default().is_empty());
-    assert_eq!(get(&s, "/_retsu/queues").await, json!({"queues": []}));
-    let c = get(&s, "/_retsu/clock").await;
+    assert_eq!(s.admin_get("/_retsu/queues").await, json!({"queues": []}));
+    let c = s.admin_get("/_retsu/clock").await;
     assert_eq!(c["frozen"], false);
     assert!(c["offset_ms"].as_i64().unwrap().abs() < 5_000, "{c}");
     // The same name is a fresh queue, with a fresh dedup window.
@@ -850,7 +707,9 @@ async fn reset_one_queue_keeps_its_attributes() {
     let first = s.send_to_group(&url, "x", "g", Some("d")).await;
     s.send_to_group(&url, "y", "g", Some("e")).await;
     s.receive(&url, 1).await;
-    let answer = post(&s, &format!("{}/reset", q("keep.fifo")), json!({})).await;
+    let answer = s
+        .admin_post(&format!("{}/reset", q("keep.fifo")), json!({}))
+        .await;
     assert_eq!(answer, json!({"reset": true, "messages_removed": 2}));
     assert_eq!(s.counts(&url).await, (0, 0, 0));
     assert_eq!(
@@ -869,8 +728,10 @@ async fn reset_one_queue_keeps_its_attributes() {
     let again = s.send_to_group(&url, "x", "g", Some("d")).await;
     assert_ne!(again.message_id(), first.message_id());
     assert_eq!(s.counts(&other).await.0, 1);
-    assert_eq!(get(&s, "/_retsu/clock").await["frozen"], false);
-    let (status, _) = call(&s, Method::POST, &format!("{}/reset", q("nope")), None).await;
+    assert_eq!(s.admin_get("/_retsu/clock").await["frozen"], false);
+    let (status, _) = s
+        .admin(Method::POST, &format!("{}/reset", q("nope")), None)
+        .await;
     assert_eq!(status, 404);
 }
 
@@ -884,16 +745,20 @@ async fn admin_token_is_required_when_set() {
     let url = s.create_queue("guarded").await;
     s.send(&url, "m").await;
     for path in ["/_retsu/health", "/_retsu/queues", "/_retsu/nothing"] {
-        let (status, body) = call(&s, Method::GET, path, None).await;
+        let (status, body) = s.admin(Method::GET, path, None).await;
         assert_eq!((status, error_code(&body)), (401, "Unauthorized"), "{path}");
-        let (status, _) = call_with(&s, Method::GET, path, None, Some("wrong")).await;
+        let (status, _) = s
+            .admin_with_token(Method::GET, path, None, Some("wrong"))
+            .await;
         assert_eq!(status, 401);
     }
     let raw = s
         .raw(s.http.get(format!("{}/_retsu/health", s.endpoint)))
         .await;
     assert_eq!(raw.header("www-authenticate"), Some("Bearer"));
-    let (status, body) = call_with(&s, Method::GET, "/_retsu/health", None, Some("s3cret")).await;
+    let (status, body) = s
+        .admin_with_token(Method::GET, "/_retsu/health", None, Some("s3cret"))
+        .await;
     assert_eq!((status, &body["status"]), (200, &json!("ok")));
     let raw = s
         .raw(
@@ -955,14 +820,7 @@ async fn localstack_peek_in_both_protocols() {
         .send()
         .await
         .unwrap();
-    s.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    s.send_delayed(&url, "delayed", 60).await;
     s.send(&url, "taken").await;
     s.client
         .receive_message()

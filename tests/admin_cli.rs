@@ -5,80 +5,34 @@
 //! Time moves only through `retsu clock`; the only real waiting is for the
 //! server process to listen.
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_sqs::Client;
+use std::process::Output;
+
+use common::process::{free_port, retsu, Running};
+use common::{create_queue_via, send_via};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_retsu");
 /// 2026-01-01T00:00:00Z.
 const START_MS: u64 = 1_767_225_600_000;
 
-struct Server {
-    child: Child,
-    port: u16,
+/// The binary serving with a frozen clock at [`START_MS`].
+fn start(extra: &[&str]) -> Running {
+    let port = free_port();
+    let mut command = retsu();
+    command
+        .args(["--port", &port.to_string()])
+        .args(["--clock", "frozen", "--clock-start", "2026-01-01T00:00:00Z"])
+        .args(extra);
+    Running::start(command, port)
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    async fn start(extra: &[&str]) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(BIN)
-            .args(["--port", &port.to_string()])
-            .args(["--clock", "frozen", "--clock-start", "2026-01-01T00:00:00Z"])
-            .args(extra)
-            .env_remove("RETSU_HOST")
-            .env_remove("RETSU_ADMIN_TOKEN")
-            .env_remove("RETSU_ENDPOINT")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("retsu starts");
-        let mut server = Server { child, port };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("retsu exited early: {status}");
-            }
-            assert!(start.elapsed() < Duration::from_secs(20), "no listener");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        server
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn client(&self) -> Client {
-        let config = aws_sdk_sqs::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-            .endpoint_url(self.endpoint())
-            .build();
-        Client::from_conf(config)
-    }
-
+impl Running {
     /// Runs `retsu <args> --endpoint <this server>`.
     fn cli(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
+        retsu()
             .args(args)
             .args(["--endpoint", &self.endpoint()])
-            .env_remove("RETSU_ADMIN_TOKEN")
             .output()
             .expect("retsu runs")
     }
@@ -103,7 +57,7 @@ impl Server {
 
 #[tokio::test]
 async fn clock_flags_and_the_clock_command() {
-    let server = Server::start(&[]).await;
+    let server = start(&[]);
     let shown = server.json(&["clock"]);
     assert_eq!(shown["now_ms"], START_MS);
     assert_eq!(shown["frozen"], true);
@@ -133,23 +87,11 @@ async fn clock_flags_and_the_clock_command() {
 
 #[tokio::test]
 async fn peek_and_reset_from_the_command_line() {
-    let server = Server::start(&[]).await;
-    let sqs = server.client();
-    let url = sqs
-        .create_queue()
-        .queue_name("jobs")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let server = start(&[]);
+    let sqs = server.client("us-east-1");
+    let url = create_queue_via(&sqs, "jobs", &[]).await;
     for body in ["first\nline", "second"] {
-        sqs.send_message()
-            .queue_url(&url)
-            .message_body(body)
-            .send()
-            .await
-            .unwrap();
+        send_via(&sqs, &url, body).await;
     }
     let got = sqs
         .receive_message()
@@ -214,7 +156,7 @@ async fn peek_and_reset_from_the_command_line() {
 
 #[tokio::test]
 async fn the_cli_sends_the_admin_token() {
-    let server = Server::start(&["--admin-token", "t0k"]).await;
+    let server = start(&["--admin-token", "t0k"]);
     let refused = server.cli(&["clock"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("401"));
@@ -222,7 +164,7 @@ async fn the_cli_sends_the_admin_token() {
         server.json(&["clock", "--admin-token", "t0k"])["now_ms"],
         START_MS
     );
-    let by_env = Command::new(BIN)
+    let by_env = retsu()
         .args(["clock", "--json", "--endpoint", &server.endpoint()])
         .env("RETSU_ADMIN_TOKEN", "t0k")
         .output()
@@ -234,7 +176,7 @@ async fn the_cli_sends_the_admin_token() {
 async fn history_events_and_faults_call_their_endpoints() {
     // The endpoints themselves come with the event stream; here the
     // clients must reach them and report the server's answer.
-    let server = Server::start(&[]).await;
+    let server = start(&[]);
     // Until they exist, the server's 404 names the path the client built.
     for (args, path) in [
         (

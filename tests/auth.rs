@@ -10,8 +10,9 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::config::Credentials;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
+use aws_sdk_sqs::operation::send_message::SendMessageError;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, QueueAttributeName,
     SendMessageBatchRequestEntry,
@@ -21,7 +22,9 @@ use aws_sigv4::http_request::{
     sign, SignableBody, SignableRequest, SignatureLocation, SigningSettings,
 };
 use aws_sigv4::sign::v4;
-use common::{failure, Raw, TestServer};
+use common::{
+    create_queue_via, failure, receive_via, sdk_client_as, send_via, Failure, Raw, TestServer,
+};
 use retsu::auth::parse_auth_key;
 use retsu::config::Config;
 
@@ -50,14 +53,18 @@ async fn server() -> TestServer {
 }
 
 fn client(t: &TestServer, key: (&str, &str), region: &str) -> Client {
-    let config = aws_sdk_sqs::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new(key.0, key.1, None, None, "static"))
-        .endpoint_url(&t.endpoint)
-        .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
-        .build();
-    Client::from_conf(config)
+    sdk_client_as(&t.endpoint, region, key)
+}
+
+/// A SendMessage by `sqs` that must fail with a service error.
+async fn refused_send(sqs: &Client, url: &str) -> Failure<SendMessageError> {
+    failure(
+        sqs.send_message()
+            .queue_url(url)
+            .message_body("x")
+            .send()
+            .await,
+    )
 }
 
 /// Signs a request with the `aws-sigv4` crate: the headers to add (header
@@ -191,6 +198,11 @@ fn xml_code(raw: &Raw) -> String {
     raw.body[start..end].to_string()
 }
 
+/// A query-protocol refusal: 403 with the XML error `code`.
+fn assert_refused(raw: &Raw, code: &str) {
+    assert_eq!((raw.status, xml_code(raw).as_str()), (403, code), "{raw:?}");
+}
+
 fn minutes(m: u64) -> Duration {
     Duration::from_secs(m * 60)
 }
@@ -199,25 +211,11 @@ fn minutes(m: u64) -> Duration {
 async fn the_sdk_with_a_right_key_works_on_every_action() {
     let t = server().await;
     let sqs = client(&t, KEY_A, "us-east-1");
-    let dlq = sqs
-        .create_queue()
-        .queue_name("dlq")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let dlq = create_queue_via(&sqs, "dlq", &[]).await;
     // The caller's account is its key's.
     assert!(dlq.ends_with(&format!("/{ACCOUNT_A}/dlq")), "{dlq}");
     let dlq_arn = format!("arn:aws:sqs:us-east-1:{ACCOUNT_A}:dlq");
-    let url = sqs
-        .create_queue()
-        .queue_name("jobs")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&sqs, "jobs", &[]).await;
     let got = sqs.get_queue_url().queue_name("jobs").send().await.unwrap();
     assert_eq!(got.queue_url(), Some(url.as_str()));
     let listed = sqs.list_queues().send().await.unwrap();
@@ -264,12 +262,7 @@ async fn the_sdk_with_a_right_key_works_on_every_action() {
         .await
         .unwrap();
     // Bodies with characters that URL encoding treats specially.
-    sqs.send_message()
-        .queue_url(&url)
-        .message_body("a+b c/d=e&f~g%h é")
-        .send()
-        .await
-        .unwrap();
+    send_via(&sqs, &url, "a+b c/d=e&f~g%h é").await;
     sqs.send_message_batch()
         .queue_url(&url)
         .entries(
@@ -282,14 +275,7 @@ async fn the_sdk_with_a_right_key_works_on_every_action() {
         .send()
         .await
         .unwrap();
-    let received = sqs
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(10)
-        .send()
-        .await
-        .unwrap();
-    let messages = received.messages();
+    let messages = receive_via(&sqs, &url).await;
     assert_eq!(messages.len(), 2);
     assert!(messages
         .iter()
@@ -341,12 +327,7 @@ async fn the_sdk_with_a_right_key_works_on_every_action() {
         .await
         .unwrap();
     assert_eq!(sources.queue_urls().to_vec(), vec![url.clone()]);
-    sqs.send_message()
-        .queue_url(&dlq)
-        .message_body("dead")
-        .send()
-        .await
-        .unwrap();
+    send_via(&sqs, &dlq, "dead").await;
     let task = sqs
         .start_message_move_task()
         .source_arn(&dlq_arn)
@@ -407,10 +388,7 @@ async fn wrong_secret_unknown_key_and_no_signature() {
         json.body
     );
     let query = t.form_post("/", &[("Action", "ListQueues")]).await;
-    assert_eq!(
-        (query.status, xml_code(&query).as_str()),
-        (403, "MissingAuthenticationToken")
-    );
+    assert_refused(&query, "MissingAuthenticationToken");
     let get = t.get("/", &[("Action", "ListQueues")]).await;
     assert_eq!(get.status, 403);
     // Not SQS requests: the health check, and the admin API (its own token).
@@ -454,10 +432,7 @@ async fn query_protocol_raw_signed_requests() {
     assert_eq!(sent.status, 200, "{}", sent.body);
 
     let wrong = signed_form(&t, "/", "Action=ListQueues", (KEY_A.0, "nope"), now).await;
-    assert_eq!(
-        (wrong.status, xml_code(&wrong).as_str()),
-        (403, "SignatureDoesNotMatch")
-    );
+    assert_refused(&wrong, "SignatureDoesNotMatch");
     assert!(wrong.body.contains("<Type>Sender</Type>"), "{}", wrong.body);
 
     // A body changed after signing.
@@ -470,10 +445,7 @@ async fn query_protocol_raw_signed_requests() {
         now,
     )
     .await;
-    assert_eq!(
-        (tampered.status, xml_code(&tampered).as_str()),
-        (403, "SignatureDoesNotMatch")
-    );
+    assert_refused(&tampered, "SignatureDoesNotMatch");
     t.server.shutdown().await.unwrap();
 }
 
@@ -488,10 +460,7 @@ async fn the_fifteen_minute_skew_window() {
     assert_eq!(ahead.status, 200, "{}", ahead.body);
 
     let old = signed_form(&t, "/", body, KEY_A, now - minutes(16)).await;
-    assert_eq!(
-        (old.status, xml_code(&old).as_str()),
-        (403, "SignatureDoesNotMatch")
-    );
+    assert_refused(&old, "SignatureDoesNotMatch");
     assert!(old.body.contains("Signature expired: "), "{}", old.body);
     assert!(old.body.contains(" is now earlier than "), "{}", old.body);
     assert!(old.body.contains(" - 15 min.)"), "{}", old.body);
@@ -509,20 +478,8 @@ async fn the_fifteen_minute_skew_window() {
 async fn presigned_get_urls() {
     let t = server().await;
     let sqs = client(&t, KEY_A, "us-east-1");
-    let url = sqs
-        .create_queue()
-        .queue_name("p")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    sqs.send_message()
-        .queue_url(&url)
-        .message_body("m")
-        .send()
-        .await
-        .unwrap();
+    let url = create_queue_via(&sqs, "p", &[]).await;
+    send_via(&sqs, &url, "m").await;
     let path = format!("/{ACCOUNT_A}/p?Action=GetQueueAttributes&AttributeName.1=ApproximateNumberOfMessages&Version=2012-11-05");
 
     let fresh = presigned_url(&t, &path, SystemTime::now(), 300);
@@ -534,18 +491,12 @@ async fn presigned_get_urls() {
     // Changing a signed parameter breaks it.
     let altered = fresh.replace("ApproximateNumberOfMessages", "All");
     let bad = t.raw(t.http.get(&altered)).await;
-    assert_eq!(
-        (bad.status, xml_code(&bad).as_str()),
-        (403, "SignatureDoesNotMatch")
-    );
+    assert_refused(&bad, "SignatureDoesNotMatch");
 
     // Made two minutes ago, valid for one: expired.
     let stale = presigned_url(&t, &path, SystemTime::now() - minutes(2), 60);
     let expired = t.raw(t.http.get(&stale)).await;
-    assert_eq!(
-        (expired.status, xml_code(&expired).as_str()),
-        (403, "SignatureDoesNotMatch")
-    );
+    assert_refused(&expired, "SignatureDoesNotMatch");
     assert!(
         expired.body.contains("Signature expired: "),
         "{}",
@@ -559,25 +510,11 @@ async fn other_accounts_queues_need_a_policy_grant() {
     let t = server().await;
     let alice = client(&t, KEY_A, "us-east-1");
     let bob = client(&t, KEY_B, "us-east-1");
-    let url = alice
-        .create_queue()
-        .queue_name("shared")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&alice, "shared", &[]).await;
     assert!(url.contains(ACCOUNT_A));
 
     // Each account sees its own queues.
-    let mine = bob
-        .create_queue()
-        .queue_name("shared")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let mine = create_queue_via(&bob, "shared", &[]).await;
     assert!(mine.contains(ACCOUNT_B), "{mine}");
     assert_eq!(
         bob.list_queues()
@@ -589,13 +526,7 @@ async fn other_accounts_queues_need_a_policy_grant() {
         vec![mine.clone()]
     );
 
-    let f = failure(
-        bob.send_message()
-            .queue_url(&url)
-            .message_body("x")
-            .send()
-            .await,
-    );
+    let f = refused_send(&bob, &url).await;
     assert_eq!(f.err.code(), Some("AccessDenied"));
     assert_eq!(f.status, 403);
     assert_eq!(
@@ -621,12 +552,7 @@ async fn other_accounts_queues_need_a_policy_grant() {
         .send()
         .await
         .unwrap();
-    bob.send_message()
-        .queue_url(&url)
-        .message_body("from bob")
-        .send()
-        .await
-        .unwrap();
+    send_via(&bob, &url, "from bob").await;
     // A batch goes with its single-message action.
     bob.send_message_batch()
         .queue_url(&url)
@@ -653,14 +579,7 @@ async fn other_accounts_queues_need_a_policy_grant() {
     assert_eq!(f.err.code(), Some("AccessDenied"));
     let f = failure(bob.delete_queue().queue_url(&url).send().await);
     assert_eq!(f.err.code(), Some("AccessDenied"));
-    let got = alice
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(10)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(got.messages().len(), 2);
+    assert_eq!(receive_via(&alice, &url).await.len(), 2);
 
     alice
         .remove_permission()
@@ -669,13 +588,7 @@ async fn other_accounts_queues_need_a_policy_grant() {
         .send()
         .await
         .unwrap();
-    let f = failure(
-        bob.send_message()
-            .queue_url(&url)
-            .message_body("x")
-            .send()
-            .await,
-    );
+    let f = refused_send(&bob, &url).await;
     assert_eq!(f.err.code(), Some("AccessDenied"));
     t.server.shutdown().await.unwrap();
 }
@@ -685,28 +598,10 @@ async fn a_queue_url_of_another_region_than_the_signature() {
     let t = server().await;
     let eu = client(&t, KEY_A, "eu-west-1");
     let us = client(&t, KEY_A, "us-east-1");
-    let url = eu
-        .create_queue()
-        .queue_name("r")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&eu, "r", &[]).await;
     assert!(url.contains("/queue/eu-west-1/"), "{url}");
-    eu.send_message()
-        .queue_url(&url)
-        .message_body("ok")
-        .send()
-        .await
-        .unwrap();
-    let f = failure(
-        us.send_message()
-            .queue_url(&url)
-            .message_body("x")
-            .send()
-            .await,
-    );
+    send_via(&eu, &url, "ok").await;
+    let f = refused_send(&us, &url).await;
     assert_eq!(f.err.code(), Some("SignatureDoesNotMatch"));
     assert_eq!(
         f.err.message(),
@@ -717,21 +612,8 @@ async fn a_queue_url_of_another_region_than_the_signature() {
     // Without --auth the URL's region is used, as before.
     let open = TestServer::start().await;
     let eu = open.new_client("eu-west-1");
-    let url = eu
-        .create_queue()
-        .queue_name("r")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    open.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("x")
-        .send()
-        .await
-        .unwrap();
+    let url = create_queue_via(&eu, "r", &[]).await;
+    send_via(&open.client, &url, "x").await;
     open.server.shutdown().await.unwrap();
 }
 

@@ -4,103 +4,26 @@
 //! These tests run the real binary on the wall clock; the only waits are
 //! for the process to start and stop.
 
+mod common;
+
 use std::net::TcpStream;
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_sqs::Client;
-
-const BIN: &str = env!("CARGO_BIN_EXE_retsu");
-
-/// Kills the process if a test fails before it exits.
-struct Running {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Running {
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .arg(format!("-{name}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-    }
-
-    /// Waits (real time) for the process to exit.
-    async fn exit_status(&mut self, within: Duration) -> ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status;
-            }
-            assert!(
-                start.elapsed() < within,
-                "retsu did not exit within {within:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn client(&self) -> Client {
-        let config = aws_sdk_sqs::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-            .endpoint_url(format!("http://127.0.0.1:{}", self.port))
-            .build();
-        Client::from_conf(config)
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::process::{free_port, retsu, Running};
+use common::{create_queue_via, send_via};
 
 /// Starts the binary with `RETSU_PORT` (so the environment variable is
 /// exercised) and waits until it accepts connections.
-async fn start(args: &[&str]) -> Running {
+fn start(args: &[&str]) -> Running {
     let port = free_port();
-    let child = Command::new(BIN)
-        .args(args)
-        .env("RETSU_PORT", port.to_string())
-        .env_remove("RETSU_HOST")
-        .env_remove("RETSU_BASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("retsu starts");
-    let mut running = Running { child, port };
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Some(status) = running.child.try_wait().unwrap() {
-            panic!("retsu exited early: {status}");
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "retsu did not listen"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    running
+    let mut command = retsu();
+    command.args(args).env("RETSU_PORT", port.to_string());
+    Running::start(command, port)
 }
 
 #[test]
 fn help_lists_the_flags_and_defaults() {
-    let out = Command::new(BIN).arg("--help").output().unwrap();
+    let out = retsu().arg("--help").output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     for needle in [
@@ -132,35 +55,21 @@ fn bad_flags_are_refused() {
         &["--account-id", "42"],
         &["--no-such-flag"],
     ] {
-        let out = Command::new(BIN).args(args).output().unwrap();
+        let out = retsu().args(args).output().unwrap();
         assert!(!out.status.success(), "{args:?} was accepted");
     }
 }
 
 #[tokio::test]
 async fn serves_the_sdk_and_exits_zero_on_sigterm_answering_long_polls() {
-    let mut retsu = start(&["--log-level", "warn"]).await;
-    let client = retsu.client();
-    let url = client
-        .create_queue()
-        .queue_name("cli")
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
+    let mut retsu = start(&["--log-level", "warn"]);
+    let client = retsu.client("us-east-1");
+    let url = create_queue_via(&client, "cli", &[]).await;
     assert_eq!(
         url,
         format!("http://127.0.0.1:{}/000000000000/cli", retsu.port)
     );
-    client
-        .send_message()
-        .queue_url(&url)
-        .message_body("hello")
-        .send()
-        .await
-        .unwrap();
+    send_via(&client, &url, "hello").await;
     let got = client
         .receive_message()
         .queue_url(&url)
@@ -202,7 +111,7 @@ async fn serves_the_sdk_and_exits_zero_on_sigterm_answering_long_polls() {
 
 #[tokio::test]
 async fn exits_zero_on_sigint() {
-    let mut retsu = start(&[]).await;
+    let mut retsu = start(&[]);
     retsu.signal("INT");
     let status = retsu.exit_status(Duration::from_secs(15)).await;
     assert_eq!(status.code(), Some(0), "{status}");
@@ -210,7 +119,7 @@ async fn exits_zero_on_sigint() {
 
 #[tokio::test]
 async fn flags_set_the_region_and_account() {
-    let retsu = start(&["--region", "eu-central-1", "--account-id", "123456789012"]).await;
+    let retsu = start(&["--region", "eu-central-1", "--account-id", "123456789012"]);
     // An unsigned request gets the default region and account.
     let http = reqwest::Client::new();
     let resp = http

@@ -19,24 +19,25 @@ fn no_redirects() -> reqwest::Client {
 const BROWSER_ACCEPT: &str =
     "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8";
 
+/// GET `path` without following redirects, with a browser's Accept header
+/// or (`browser` false) none, as SDKs and curl send.
+async fn fetch(t: &TestServer, path: &str, browser: bool) -> reqwest::Response {
+    let mut req = no_redirects().get(format!("{}{path}", t.endpoint));
+    if browser {
+        req = req.header("accept", BROWSER_ACCEPT);
+    }
+    req.send().await.unwrap()
+}
+
 #[tokio::test]
 async fn a_browser_at_the_root_is_sent_to_the_console() {
     let t = TestServer::start().await;
-    let resp = no_redirects()
-        .get(format!("{}/", t.endpoint))
-        .header("accept", BROWSER_ACCEPT)
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/", true).await;
     assert_eq!(resp.status(), 303);
     assert_eq!(resp.headers()["location"], "/_retsu/ui/");
 
     // Without the trailing slash the page's relative paths would break.
-    let resp = no_redirects()
-        .get(format!("{}/_retsu/ui", t.endpoint))
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/_retsu/ui", false).await;
     assert_eq!(resp.status(), 303);
     assert_eq!(resp.headers()["location"], "/_retsu/ui/");
 }
@@ -47,17 +48,12 @@ async fn every_other_root_request_stays_sqs() {
     let http = no_redirects();
 
     // No Accept: text/html — what SDKs and curl send.
-    let resp = http.get(format!("{}/", t.endpoint)).send().await.unwrap();
+    let resp = fetch(&t, "/", false).await;
     assert_eq!(resp.status(), 404);
     assert_eq!(resp.text().await.unwrap(), "<UnknownOperationException/>");
 
     // A query-protocol GET names its Action, even from a browser.
-    let resp = http
-        .get(format!("{}/?Action=ListQueues", t.endpoint))
-        .header("accept", BROWSER_ACCEPT)
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/?Action=ListQueues", true).await;
     assert_eq!(resp.status(), 200);
     assert!(resp.text().await.unwrap().contains("<ListQueuesResponse"));
 
@@ -167,19 +163,9 @@ async fn the_files_need_no_token_but_the_data_does() {
     .await;
     // The files hold no state; the page asks for the token when the admin
     // API answers 401.
-    let resp = t
-        .http
-        .get(format!("{}/_retsu/ui/", t.endpoint))
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/_retsu/ui/", false).await;
     assert_eq!(resp.status(), 200);
-    let resp = t
-        .http
-        .get(format!("{}/_retsu/queues", t.endpoint))
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/_retsu/queues", false).await;
     assert_eq!(resp.status(), 401);
 }
 
@@ -190,20 +176,10 @@ async fn no_admin_means_no_console() {
         ..Config::ephemeral()
     })
     .await;
-    let http = no_redirects();
-    let resp = http
-        .get(format!("{}/", t.endpoint))
-        .header("accept", BROWSER_ACCEPT)
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/", true).await;
     assert_eq!(resp.status(), 404);
     assert_eq!(resp.text().await.unwrap(), "<UnknownOperationException/>");
-    let resp = http
-        .get(format!("{}/_retsu/ui/", t.endpoint))
-        .send()
-        .await
-        .unwrap();
+    let resp = fetch(&t, "/_retsu/ui/", false).await;
     assert_ne!(resp.status(), 200);
     assert!(!resp.text().await.unwrap().contains("<html"));
 }

@@ -2,22 +2,30 @@
 //! random port, its endpoint, its clock (freeze / advance / resume) and
 //! shutdown, driven with the real aws-sdk-sqs.
 
+mod common;
+
 use std::time::Duration;
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
+use aws_sdk_sqs::Client;
+use common::{create_queue_via, sdk_client, send_via};
 use retsu::clock::Clock;
 use retsu::embed::{EmbeddedClock, EmbeddedServer};
 
-fn client(server: &EmbeddedServer) -> aws_sdk_sqs::Client {
-    aws_sdk_sqs::Client::from_conf(
-        aws_sdk_sqs::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new(server.region().to_string()))
-            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-            .endpoint_url(server.endpoint_url())
-            .build(),
-    )
+fn client(server: &EmbeddedServer) -> Client {
+    sdk_client(server.endpoint_url(), server.region())
+}
+
+/// How many messages one plain ReceiveMessage (one at most, no wait)
+/// gets.
+async fn visible(sqs: &Client, url: &str) -> usize {
+    sqs.receive_message()
+        .queue_url(url)
+        .send()
+        .await
+        .unwrap()
+        .messages()
+        .len()
 }
 
 #[tokio::test]
@@ -32,14 +40,7 @@ async fn two_servers_get_their_own_random_ports_and_queue_urls() {
     assert_ne!(a.local_addr().port(), b.local_addr().port());
     assert!(a.local_addr().ip().is_loopback());
     assert_eq!(a.endpoint_url(), format!("http://{}", a.local_addr()));
-    let url = client(&b)
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&client(&b), "q", &[]).await;
     assert_eq!(url, b.queue_url("q"));
     assert!(url.ends_with("/123456789012/q"), "{url}");
     let arn = client(&b)
@@ -73,55 +74,17 @@ async fn a_frozen_clock_moves_only_when_advanced() {
         .await
         .unwrap();
     let sqs = client(&server);
-    let url = sqs
-        .create_queue()
-        .queue_name("vis")
-        .attributes(QueueAttributeName::VisibilityTimeout, "30")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    sqs.send_message()
-        .queue_url(&url)
-        .message_body("m")
-        .send()
-        .await
-        .unwrap();
+    let url = create_queue_via(&sqs, "vis", &[("VisibilityTimeout", "30")]).await;
+    send_via(&sqs, &url, "m").await;
     let sent_at = server.clock().now_ms();
     assert_eq!(sent_at, 1_700_000_000_000);
-    assert_eq!(
-        sqs.receive_message()
-            .queue_url(&url)
-            .send()
-            .await
-            .unwrap()
-            .messages()
-            .len(),
-        1
-    );
+    assert_eq!(visible(&sqs, &url).await, 1);
     tokio::time::sleep(Duration::from_millis(50)).await; // real time passes, server time does not
     assert_eq!(server.clock().now_ms(), sent_at);
     server.clock().advance(Duration::from_secs(29));
-    assert!(sqs
-        .receive_message()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap()
-        .messages()
-        .is_empty());
+    assert_eq!(visible(&sqs, &url).await, 0);
     server.clock().advance(Duration::from_secs(1));
-    assert_eq!(
-        sqs.receive_message()
-            .queue_url(&url)
-            .send()
-            .await
-            .unwrap()
-            .messages()
-            .len(),
-        1
-    );
+    assert_eq!(visible(&sqs, &url).await, 1);
     server.shutdown().await.unwrap();
 }
 
@@ -129,14 +92,7 @@ async fn a_frozen_clock_moves_only_when_advanced() {
 async fn advancing_a_frozen_clock_answers_a_waiting_long_poll() {
     let server = EmbeddedServer::builder().frozen().start().await.unwrap();
     let sqs = client(&server);
-    let url = sqs
-        .create_queue()
-        .queue_name("lp")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&sqs, "lp", &[]).await;
     let poll = tokio::spawn({
         let sqs = sqs.clone();
         let url = url.clone();
@@ -165,14 +121,7 @@ async fn advancing_a_running_clock_brings_delayed_messages_early() {
     let server = EmbeddedServer::start().await.unwrap();
     assert!(!server.clock().is_frozen());
     let sqs = client(&server);
-    let url = sqs
-        .create_queue()
-        .queue_name("d")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&sqs, "d", &[]).await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("later")
@@ -180,14 +129,7 @@ async fn advancing_a_running_clock_brings_delayed_messages_early() {
         .send()
         .await
         .unwrap();
-    assert!(sqs
-        .receive_message()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap()
-        .messages()
-        .is_empty());
+    assert_eq!(visible(&sqs, &url).await, 0);
     server.clock().advance(Duration::from_secs(600));
     let got = sqs.receive_message().queue_url(&url).send().await.unwrap();
     assert_eq!(got.messages()[0].body(), Some("later"));

@@ -41,9 +41,7 @@ async fn send_with(s: &TestServer, url: &str, body: &str, attrs: &[(&str, &str)]
 }
 
 async fn history_kinds(s: &TestServer, id: &str) -> Vec<(String, Value)> {
-    let raw = s.get(&format!("/_retsu/messages/{id}"), &[]).await;
-    assert_eq!(raw.status, 200, "{raw:?}");
-    raw.json()["events"]
+    s.message_history(id).await["events"]
         .as_array()
         .unwrap()
         .iter()
@@ -70,13 +68,7 @@ async fn priority_receives_the_highest_first_equal_ones_in_send_order() {
         send_with(&s, &url, body, &attrs).await;
     }
     // The admin peek shows the order a receive takes.
-    let peek = s
-        .get(
-            &format!("/_retsu/queues/{REGION}/{ACCOUNT}/ranked/messages"),
-            &[("state", "available")],
-        )
-        .await
-        .json();
+    let peek = s.peek("ranked", "?state=available").await;
     let peeked: Vec<&str> = peek["messages"]
         .as_array()
         .unwrap()
@@ -190,13 +182,7 @@ async fn tagging_later_turns_the_extensions_on_for_stored_messages_and_untagging
         .send()
         .await
         .unwrap();
-    let peek = s
-        .get(
-            &format!("/_retsu/queues/{REGION}/{ACCOUNT}/later/messages"),
-            &[],
-        )
-        .await
-        .json();
+    let peek = s.peek("later", "").await;
     assert_eq!(peek["messages"][0]["body"], "b");
     s.advance_secs(30);
     assert_eq!(s.counts(&url).await, (1, 0, 0), "a's time to live ended");

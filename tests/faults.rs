@@ -15,26 +15,12 @@ use common::*;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-async fn admin(s: &TestServer, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut req = s.http.request(method, format!("{}{path}", s.endpoint));
-    if let Some(b) = body {
-        req = req
-            .header("content-type", "application/json")
-            .body(b.to_string());
-    }
-    let raw = s.raw(req).await;
-    assert_eq!(raw.header("content-type"), Some("application/json"));
-    (raw.status, raw.json())
-}
-
 async fn set_faults(s: &TestServer, body: Value) -> Value {
-    let (status, answer) = admin(s, Method::POST, "/_retsu/faults", Some(body)).await;
-    assert_eq!(status, 200, "{answer}");
-    answer
+    s.admin_post("/_retsu/faults", body).await
 }
 
 async fn clear_faults(s: &TestServer) {
-    let (status, answer) = admin(s, Method::DELETE, "/_retsu/faults", None).await;
+    let (status, answer) = s.admin(Method::DELETE, "/_retsu/faults", None).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["active"], false);
 }
@@ -102,7 +88,7 @@ async fn scripted_run(seed: u64) -> (Vec<String>, Value) {
         }
         s.advance_secs(31);
     }
-    let (_, view) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, view) = s.admin(Method::GET, "/_retsu/faults", None).await;
     (log, view)
 }
 
@@ -178,7 +164,9 @@ async fn a_duplicate_is_a_real_copy_with_a_handle_that_deletes_it() {
     assert_eq!(s.counts(&url).await, (0, 0, 0));
 
     // The history tells the story, under the one message id.
-    let (status, history) = admin(&s, Method::GET, &format!("/_retsu/messages/{id}"), None).await;
+    let (status, history) = s
+        .admin(Method::GET, &format!("/_retsu/messages/{id}"), None)
+        .await;
     assert_eq!(status, 200, "{history}");
     let kinds: Vec<&str> = history["events"]
         .as_array()
@@ -267,7 +255,7 @@ async fn fifo_keeps_order_and_exactly_once_under_every_fault() {
         }
     }
     assert_eq!(got, sent, "every message once, each group in send order");
-    let (_, view) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, view) = s.admin(Method::GET, "/_retsu/faults", None).await;
     let injected = &view["queues"][0]["injected"];
     assert_eq!(injected["duplicate"], 0, "{view}");
     assert_eq!(injected["reorder"], 0, "{view}");
@@ -319,13 +307,13 @@ async fn throttling_and_internal_errors_in_the_wire_shapes_of_aws() {
     assert_eq!(raw.status, 403);
 
     // Per queue clear, then everything.
-    let (status, view) = admin(
-        &s,
-        Method::DELETE,
-        &format!("/_retsu/faults?queue={}", queue_scope("calm")),
-        None,
-    )
-    .await;
+    let (status, view) = s
+        .admin(
+            Method::DELETE,
+            &format!("/_retsu/faults?queue={}", queue_scope("calm")),
+            None,
+        )
+        .await;
     assert_eq!(status, 200);
     assert_eq!(view["queues"], json!([]));
     assert_eq!(view["active"], true);
@@ -346,19 +334,19 @@ async fn latency_is_added_within_the_range() {
     s.send(&url, "x").await;
     let took = started.elapsed().as_millis();
     assert!(took >= 150, "{took} ms");
-    let (_, view) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, view) = s.admin(Method::GET, "/_retsu/faults", None).await;
     assert_eq!(view["queues"][0]["injected"]["latency"], 1, "{view}");
     // Other queues are not slowed: no scope applies to them.
     let other = s.create_queue("fast").await;
     s.send(&other, "x").await;
-    let (_, view) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, view) = s.admin(Method::GET, "/_retsu/faults", None).await;
     assert_eq!(view["queues"][0]["injected"]["latency"], 1, "{view}");
 }
 
 #[tokio::test]
 async fn the_aws_like_profile_and_what_the_endpoint_refuses() {
     let s = TestServer::start().await;
-    let (_, view) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, view) = s.admin(Method::GET, "/_retsu/faults", None).await;
     assert_eq!(view, json!({"active": false, "server": null, "queues": []}));
 
     let view = set_faults(&s, json!({"seed": 5, "profile": "aws-like"})).await;
@@ -391,7 +379,9 @@ async fn the_aws_like_profile_and_what_the_endpoint_refuses() {
         json!({"queue": 5}),
         json!({"seed": -1}),
     ] {
-        let (status, answer) = admin(&s, Method::POST, "/_retsu/faults", Some(body.clone())).await;
+        let (status, answer) = s
+            .admin(Method::POST, "/_retsu/faults", Some(body.clone()))
+            .await;
         refused.insert(body.to_string(), (status, answer["error"]["code"].clone()));
     }
     for (body, (status, code)) in refused {

@@ -798,17 +798,11 @@ async fn a_group_whose_oldest_message_is_in_flight_is_blocked() {
     assert_eq!(bodies(&first), ["a1"]);
     // A is locked: only B comes out, from any client.
     let other = t.new_client(REGION);
-    let out = other
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(10)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bodies(out.messages()), ["b1"]);
+    let out = receive_via(&other, &url).await;
+    assert_eq!(bodies(&out), ["b1"]);
     assert!(t.receive(&url, 10).await.is_empty());
     // Deleting B's message does not unlock A.
-    t.delete_message(&url, out.messages()[0].receipt_handle().unwrap())
+    t.delete_message(&url, out[0].receipt_handle().unwrap())
         .await;
     assert!(t.receive(&url, 10).await.is_empty());
     // Nor does time short of the visibility timeout.

@@ -11,12 +11,6 @@ use std::time::Duration;
 use common::*;
 use serde_json::Value;
 
-async fn history(t: &TestServer, id: &str) -> Value {
-    let raw = t.get(&format!("/_retsu/messages/{id}"), &[]).await;
-    assert_eq!(raw.status, 200, "{}", raw.body);
-    raw.json()
-}
-
 fn kinds(h: &Value) -> Vec<String> {
     h["events"]
         .as_array()
@@ -30,18 +24,7 @@ fn kinds(h: &Value) -> Vec<String> {
 async fn a_message_through_every_state_to_the_dead_letter_queue() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("hist-dlq").await;
-    let url = t
-        .create_queue_with(
-            "hist",
-            &[(
-                "RedrivePolicy",
-                &format!(
-                    r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"2"}}"#,
-                    arn("hist-dlq")
-                ),
-            )],
-        )
-        .await;
+    let url = t.create_source_queue("hist", "hist-dlq", 2, &[]).await;
     let sent_at = t.now_ms();
     let id = t
         .client
@@ -69,7 +52,7 @@ async fn a_message_through_every_state_to_the_dead_letter_queue() {
     assert!(t.receive(&url, 1).await.is_empty());
     assert_eq!(t.counts(&dlq).await, (1, 0, 0));
 
-    let h = history(&t, &id).await;
+    let h = t.message_history(&id).await;
     assert_eq!(
         kinds(&h),
         [
@@ -116,7 +99,7 @@ async fn expiry_and_deletion_are_recorded_and_outlive_the_message() {
     let doomed = t.send(&url, "forgotten").await;
     t.advance(Duration::from_secs(61));
     assert_eq!(t.counts(&url).await, (0, 0, 0));
-    let h = history(&t, &doomed).await;
+    let h = t.message_history(&doomed).await;
     assert_eq!(kinds(&h), ["sent", "expired"]);
     // Recorded at the moment retention ran out, not when it was noticed.
     assert_eq!(h["events"][1]["at_ms"], sent_at + 60_000);
@@ -126,7 +109,7 @@ async fn expiry_and_deletion_are_recorded_and_outlive_the_message() {
     let m = t.receive_one(&url).await;
     t.delete_message(&url, m.receipt_handle().unwrap()).await;
     assert_eq!(
-        kinds(&history(&t, &kept).await),
+        kinds(&t.message_history(&kept).await),
         ["sent", "received", "deleted"]
     );
 
@@ -173,15 +156,10 @@ async fn purge_and_queue_deletion_say_how_messages_left() {
     let purged = t.send(&url, "a").await;
     t.client.purge_queue().queue_url(&url).send().await.unwrap();
     let with_queue = t.send(&url, "b").await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(kinds(&history(&t, &purged).await), ["sent", "purged"]);
+    t.delete_queue(&url).await;
+    assert_eq!(kinds(&t.message_history(&purged).await), ["sent", "purged"]);
     assert_eq!(
-        kinds(&history(&t, &with_queue).await),
+        kinds(&t.message_history(&with_queue).await),
         ["sent", "queue_deleted"]
     );
 }

@@ -193,12 +193,7 @@ async fn a_handle_from_a_deleted_queue_of_the_same_name_is_invalid() {
     let url = t.create_queue("reborn").await;
     t.send(&url, "old").await;
     let old = t.receive_one(&url).await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
     t.create_queue("reborn").await;
     t.send(&url, "new").await;
     let err = t
@@ -351,23 +346,9 @@ async fn queue_delay_seconds() {
     assert_eq!(m.body(), Some("later"));
 
     // A per-message delay overrides the queue's, both ways.
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("now")
-        .delay_seconds(0)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "now", 0).await;
     assert_eq!(t.receive_one(&url).await.body(), Some("now"));
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("much later")
-        .delay_seconds(20)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "much later", 20).await;
     t.advance_secs(19);
     assert!(t.receive(&url, 10).await.is_empty());
     t.advance_secs(1);
@@ -466,14 +447,7 @@ async fn retention_counts_from_the_send_not_from_the_delay() {
     let url = t
         .create_queue_with("retention-delay", &[("MessageRetentionPeriod", "60")])
         .await;
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("x")
-        .delay_seconds(30)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "x", 30).await;
     t.advance_secs(30);
     assert_eq!(t.counts(&url).await, (1, 0, 0));
     t.advance_secs(30);
@@ -592,14 +566,7 @@ async fn long_poll_returns_when_a_message_is_released_by_change_visibility() {
 async fn long_poll_returns_when_a_delay_ends() {
     let t = TestServer::start().await;
     let url = t.create_queue("lp-delay").await;
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(3)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "delayed", 3).await;
     let poll = spawn_receive(&t.client, &url, Some(10));
     settle().await;
     t.advance_secs(2);
@@ -797,12 +764,7 @@ async fn deleting_a_queue_answers_its_long_polls() {
     });
     settle().await;
     assert!(!poll.is_finished());
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
     match finish(poll, 5).await {
         Ok(out) => assert!(out.messages().is_empty(), "{out:?}"),
         Err(e) => assert!(

@@ -826,24 +826,8 @@ async fn max_number_of_messages_bounds() {
         .unwrap();
     assert_eq!(out.messages().len(), 1);
     // At most ten.
-    let out = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(10)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(out.messages().len(), 10);
-    let out = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(10)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(out.messages().len(), 4);
+    assert_eq!(receive_via(&t.client, &url).await.len(), 10);
+    assert_eq!(receive_via(&t.client, &url).await.len(), 4);
     // Every message exactly once.
     assert_eq!(t.counts(&url).await, (0, 15, 0));
 }

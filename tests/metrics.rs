@@ -43,31 +43,12 @@ async fn counts_gauges_and_requests_after_scripted_traffic() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("m-dlq").await;
     let url = t
-        .create_queue_with(
-            "m",
-            &[
-                (
-                    "RedrivePolicy",
-                    &format!(
-                        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}}"#,
-                        arn("m-dlq")
-                    ),
-                ),
-                ("MessageRetentionPeriod", "120"),
-            ],
-        )
+        .create_source_queue("m", "m-dlq", 1, &[("MessageRetentionPeriod", "120")])
         .await;
     for body in ["a", "b", "c", "d"] {
         t.send(&url, body).await;
     }
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("later")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "later", 60).await;
     let got = t.receive(&url, 2).await;
     t.delete_message(&url, got[0].receipt_handle().unwrap())
         .await;

@@ -6,110 +6,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
-use aws_sdk_sqs::Client;
-use common::TestServer;
+use common::process::{free_port, retsu, Running};
+use common::{send_via, TestServer};
 
-const BIN: &str = env!("CARGO_BIN_EXE_retsu");
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/retsu.toml");
-
-fn sdk_client(endpoint: &str, region: &str) -> Client {
-    let config = aws_sdk_sqs::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(config)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `retsu` with no RETSU_* variable from the test's environment.
-fn retsu() -> Command {
-    let mut c = Command::new(BIN);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("RETSU_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
-
-/// A running binary whose stderr lines arrive on a channel.
-struct Running {
-    child: Child,
-    port: u16,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Running {
-    fn start(mut command: Command, port: u16) -> Running {
-        let mut child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("retsu starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut running = Running { child, port, lines };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = running.child.try_wait().unwrap() {
-                let rest: Vec<String> = running.lines.try_iter().collect();
-                panic!("retsu exited early: {status}\n{}", rest.join("\n"));
-            }
-            assert!(start.elapsed() < Duration::from_secs(20), "did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        running
-    }
-
-    /// The first stderr line containing `needle` (real time, bounded).
-    fn line_with(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut seen = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(line) => seen.push(line),
-                Err(_) => break,
-            }
-        }
-        panic!("no log line with {needle:?}; saw:\n{}", seen.join("\n"))
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-}
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -168,7 +72,7 @@ async fn starts_with_the_example_file_queues_wired_by_name() {
         assert!(ready.contains(&needle), "{needle} not in {ready}");
     }
 
-    let client = sdk_client(&retsu.endpoint(), "us-east-1");
+    let client = retsu.client("us-east-1");
     let urls = client.list_queues().send().await.unwrap();
     let mut names: Vec<String> = urls
         .queue_urls()
@@ -213,13 +117,7 @@ async fn starts_with_the_example_file_queues_wired_by_name() {
     assert_eq!(sources.queue_urls(), std::slice::from_ref(&jobs));
 
     // The wiring works: the 6th receive moves the message to jobs-dlq.
-    client
-        .send_message()
-        .queue_url(&jobs)
-        .message_body("poison")
-        .send()
-        .await
-        .unwrap();
+    send_via(&client, &jobs, "poison").await;
     for _ in 0..5 {
         let got = client
             .receive_message()
@@ -258,7 +156,7 @@ async fn starts_with_the_example_file_queues_wired_by_name() {
     let fifo = fifo.attributes().unwrap();
     assert_eq!(fifo[&QueueAttributeName::FifoQueue], "true");
     assert_eq!(fifo[&QueueAttributeName::ContentBasedDeduplication], "true");
-    let eu = sdk_client(&retsu.endpoint(), "eu-west-1");
+    let eu = retsu.client("eu-west-1");
     let audit = eu
         .get_queue_url()
         .queue_name("audit")
@@ -291,7 +189,7 @@ async fn json_logs_one_object_per_line() {
     assert_eq!(ready["fields"]["version"], env!("CARGO_PKG_VERSION"));
 
     // The per-request debug line, as JSON too.
-    let client = sdk_client(&retsu.endpoint(), "us-east-1");
+    let client = retsu.client("us-east-1");
     client.list_queues().send().await.unwrap();
     let request: serde_json::Value =
         serde_json::from_str(&retsu.line_with("ListQueues")).expect("JSON line");

@@ -538,12 +538,7 @@ async fn delete_queue_removes_it_and_its_messages() {
     let url = t.create_queue("doomed").await;
     t.send(&url, "one").await;
     t.send(&url, "two").await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
 
     assert!(
         service_error(t.client.get_queue_url().queue_name("doomed").send().await)
@@ -655,14 +650,7 @@ async fn approximate_counters_are_exact_at_every_moment() {
 
     t.send(&url, "a").await;
     t.send(&url, "b").await;
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(10)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "delayed", 10).await;
     assert_eq!(t.counts(&url).await, (2, 0, 1));
 
     // Receive one (visibility 30 s).
@@ -826,14 +814,7 @@ async fn purge_queue_removes_every_message() {
     let url = t.create_queue("purge").await;
     t.send(&url, "available").await;
     t.send(&url, "in flight").await;
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("delayed")
-        .delay_seconds(60)
-        .send()
-        .await
-        .unwrap();
+    t.send_delayed(&url, "delayed", 60).await;
     let held = t
         .client
         .receive_message()
@@ -894,12 +875,7 @@ async fn strict_timing_second_purge_within_60s_is_purge_queue_in_progress() {
 async fn strict_timing_recreate_within_60s_is_queue_deleted_recently() {
     let t = TestServer::start_strict().await;
     let url = t.create_queue("strict-del").await;
-    t.client
-        .delete_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&url).await;
     t.advance_secs(59);
     let f = t.create_queue_failure("strict-del", &[]).await;
     assert!(f.err.is_queue_deleted_recently(), "{:?}", f.err);
@@ -926,12 +902,7 @@ async fn strict_timing_is_off_by_default() {
         t.client.purge_queue().queue_url(&url).send().await.unwrap();
     }
     for _ in 0..3 {
-        t.client
-            .delete_queue()
-            .queue_url(&url)
-            .send()
-            .await
-            .unwrap();
+        t.delete_queue(&url).await;
         assert_eq!(t.create_queue("lenient").await, url);
     }
 }

@@ -26,21 +26,6 @@ const NON_EXISTENT_QUEUE: &str = "AWS.SimpleQueueService.NonExistentQueue";
 
 // ---------------------------------------------------------------- helpers
 
-fn policy(dlq: &str, max: u32) -> String {
-    format!(
-        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":{max}}}"#,
-        arn(dlq)
-    )
-}
-
-/// A source queue wired to `dlq` with `maxReceiveCount`.
-async fn source(t: &TestServer, name: &str, dlq: &str, max: u32, extra: &[(&str, &str)]) -> String {
-    let p = policy(dlq, max);
-    let mut attrs = vec![("RedrivePolicy", p.as_str())];
-    attrs.extend_from_slice(extra);
-    t.create_queue_with(name, &attrs).await
-}
-
 /// Asserts the AWS shape of a RedrivePolicy refusal.
 fn assert_redrive_refused<E: ProvideErrorMetadata + std::fmt::Debug>(err: &E, value: &str) {
     assert_eq!(
@@ -234,19 +219,19 @@ async fn redrive_policy_target_must_exist_and_be_of_the_same_type() {
     t.create_fifo_queue("fifo-dlq.fifo", &[]).await;
 
     // No such queue.
-    let value = policy("nowhere", 3);
+    let value = redrive_policy("nowhere", 3);
     let err = t
         .create_queue_error("src", &[("RedrivePolicy", &value)])
         .await;
     assert_redrive_refused(&err, &value);
     // Standard source, FIFO target.
-    let value = policy("fifo-dlq.fifo", 3);
+    let value = redrive_policy("fifo-dlq.fifo", 3);
     let err = t
         .create_queue_error("src", &[("RedrivePolicy", &value)])
         .await;
     assert_redrive_refused(&err, &value);
     // FIFO source, standard target.
-    let value = policy("std-dlq", 3);
+    let value = redrive_policy("std-dlq", 3);
     let err = t
         .create_queue_error(
             "src.fifo",
@@ -257,19 +242,19 @@ async fn redrive_policy_target_must_exist_and_be_of_the_same_type() {
     // The same later, through SetQueueAttributes; nothing changes.
     let std_src = t.create_queue("src").await;
     let fifo_src = t.create_fifo_queue("src.fifo", &[]).await;
-    let value = policy("fifo-dlq.fifo", 3);
+    let value = redrive_policy("fifo-dlq.fifo", 3);
     assert_redrive_refused(
         &t.set_attributes_error(&std_src, &[("RedrivePolicy", &value)])
             .await,
         &value,
     );
-    let value = policy("std-dlq", 3);
+    let value = redrive_policy("std-dlq", 3);
     assert_redrive_refused(
         &t.set_attributes_error(&fifo_src, &[("RedrivePolicy", &value)])
             .await,
         &value,
     );
-    let value = policy("nowhere", 3);
+    let value = redrive_policy("nowhere", 3);
     assert_redrive_refused(
         &t.set_attributes_error(&std_src, &[("RedrivePolicy", &value)])
             .await,
@@ -284,10 +269,16 @@ async fn redrive_policy_target_must_exist_and_be_of_the_same_type() {
     assert_eq!(t.attribute(&std_src, "RedrivePolicy").await, None);
     assert_eq!(t.attribute(&fifo_src, "RedrivePolicy").await, None);
     // Matching types are fine.
-    t.set_attributes(&std_src, &[("RedrivePolicy", &policy("std-dlq", 3))])
-        .await;
-    t.set_attributes(&fifo_src, &[("RedrivePolicy", &policy("fifo-dlq.fifo", 3))])
-        .await;
+    t.set_attributes(
+        &std_src,
+        &[("RedrivePolicy", &redrive_policy("std-dlq", 3))],
+    )
+    .await;
+    t.set_attributes(
+        &fifo_src,
+        &[("RedrivePolicy", &redrive_policy("fifo-dlq.fifo", 3))],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -301,7 +292,7 @@ async fn redrive_policy_set_later_and_removed_with_an_empty_string() {
         let got = receive_vis(&t, &src, 1, 0).await;
         assert_eq!(receive_count(&got[0]), n.to_string());
     }
-    t.set_attributes(&src, &[("RedrivePolicy", &policy("dlq", 3))])
+    t.set_attributes(&src, &[("RedrivePolicy", &redrive_policy("dlq", 3))])
         .await;
     let listed = t
         .client
@@ -345,7 +336,7 @@ async fn redrive_policy_set_later_and_removed_with_an_empty_string() {
 async fn the_move_happens_on_a_receive_attempt_not_on_failure() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 2, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 2, &[]).await;
     t.send(&src, "poison").await;
     for n in 1..=2 {
         let got = t.receive(&src, 1).await;
@@ -371,14 +362,9 @@ async fn the_move_happens_on_a_receive_attempt_not_on_failure() {
 async fn the_worked_example_visibility_ten_minutes_max_receive_count_three() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("orders-dlq").await;
-    let src = source(
-        &t,
-        "orders",
-        "orders-dlq",
-        3,
-        &[("VisibilityTimeout", "600")],
-    )
-    .await;
+    let src = t
+        .create_source_queue("orders", "orders-dlq", 3, &[("VisibilityTimeout", "600")])
+        .await;
     let id = t.send(&src, "order 42").await;
     for n in 1..=3 {
         let got = t.receive(&src, 10).await;
@@ -407,7 +393,7 @@ async fn the_worked_example_visibility_ten_minutes_max_receive_count_three() {
 async fn the_moved_message_keeps_its_identity_and_gains_the_source_arn() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     let sent_at = t.now_ms();
     let sent = t
         .client
@@ -480,7 +466,9 @@ async fn a_standard_dead_letter_queue_keeps_the_original_enqueue_time() {
     let dlq = t
         .create_queue_with("dlq", &[("MessageRetentionPeriod", "345600")])
         .await;
-    let src = source(&t, "src", "dlq", 1, &[("MessageRetentionPeriod", "345600")]).await;
+    let src = t
+        .create_source_queue("src", "dlq", 1, &[("MessageRetentionPeriod", "345600")])
+        .await;
     t.send(&src, "old").await;
     assert_eq!(t.receive(&src, 1).await.len(), 1);
     t.advance_secs(3 * DAY);
@@ -498,7 +486,9 @@ async fn a_standard_dead_letter_queue_keeps_the_original_enqueue_time() {
 async fn a_fifo_dead_letter_queue_resets_the_enqueue_time() {
     let t = TestServer::start().await;
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
-    let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
+    let src = t
+        .create_source_queue("src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")])
+        .await;
     t.send_to_group(&src, "old", "g", Some("d")).await;
     assert_eq!(t.receive(&src, 1).await.len(), 1);
     t.advance_secs(3 * DAY);
@@ -517,15 +507,10 @@ async fn a_fifo_dead_letter_queue_resets_the_enqueue_time() {
 async fn a_deleted_dead_letter_queue_loses_nothing() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     t.send(&src, "keep me").await;
     assert_eq!(receive_count(&receive_vis(&t, &src, 1, 0).await[0]), "1");
-    t.client
-        .delete_queue()
-        .queue_url(&dlq)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&dlq).await;
     // Delivered as if there were no policy.
     for n in 2..=4 {
         let got = receive_vis(&t, &src, 1, 0).await;
@@ -539,7 +524,9 @@ async fn a_deleted_dead_letter_queue_loses_nothing() {
 async fn fifo_source_and_fifo_dead_letter_queue() {
     let t = TestServer::start().await;
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
-    let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
+    let src = t
+        .create_source_queue("src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")])
+        .await;
     let mut sent = Vec::new();
     for (b, g) in [("g1-a", "g1"), ("g1-b", "g1"), ("g2-a", "g2")] {
         let out = t
@@ -583,7 +570,9 @@ async fn fifo_source_and_fifo_dead_letter_queue() {
 async fn fifo_dead_letter_queue_keeps_group_order() {
     let t = TestServer::start().await;
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
-    let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
+    let src = t
+        .create_source_queue("src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")])
+        .await;
     for i in 0..4 {
         t.send_to_group(&src, &format!("m{i}"), "g", Some(&format!("d{i}")))
             .await;
@@ -620,7 +609,7 @@ async fn redrive_allow_policy_is_enforced() {
         .await;
 
     // denyAll: no source at all, at creation or later.
-    let value = policy("closed", 2);
+    let value = redrive_policy("closed", 2);
     assert_redrive_refused(
         &t.create_queue_error("allowed", &[("RedrivePolicy", &value)])
             .await,
@@ -633,7 +622,7 @@ async fn redrive_allow_policy_is_enforced() {
         &value,
     );
     // byQueue: only the listed sources.
-    let value = policy("picky", 2);
+    let value = redrive_policy("picky", 2);
     assert_redrive_refused(
         &t.set_attributes_error(&other, &[("RedrivePolicy", &value)])
             .await,
@@ -652,7 +641,7 @@ async fn redrive_allow_policy_is_enforced() {
         Some(serde_json::Value::String(arn("picky")))
     );
     // allowAll: anyone.
-    t.set_attributes(&other, &[("RedrivePolicy", &policy("open", 2))])
+    t.set_attributes(&other, &[("RedrivePolicy", &redrive_policy("open", 2))])
         .await;
 
     // The policies read back as set.
@@ -676,7 +665,7 @@ async fn redrive_allow_policy_is_enforced() {
         &[("RedriveAllowPolicy", r#"{"redrivePermission":"allowAll"}"#)],
     )
     .await;
-    t.set_attributes(&fresh, &[("RedrivePolicy", &policy("closed", 2))])
+    t.set_attributes(&fresh, &[("RedrivePolicy", &redrive_policy("closed", 2))])
         .await;
 }
 
@@ -740,9 +729,13 @@ async fn list_dead_letter_source_queues_paginates() {
     let other_dlq = t.create_queue("other-dlq").await;
     let mut expected = HashSet::new();
     for i in 0..5 {
-        expected.insert(source(&t, &format!("src-{i}"), "dlq", 3, &[]).await);
+        expected.insert(
+            t.create_source_queue(&format!("src-{i}"), "dlq", 3, &[])
+                .await,
+        );
     }
-    source(&t, "elsewhere", "other-dlq", 3, &[]).await;
+    t.create_source_queue("elsewhere", "other-dlq", 3, &[])
+        .await;
     t.create_queue("unrelated").await;
 
     let all = t
@@ -831,7 +824,7 @@ async fn list_dead_letter_source_queues_paginates() {
 async fn start_message_move_task_errors() {
     let t = TestServer::start().await;
     t.create_queue("dlq").await;
-    source(&t, "src", "dlq", 1, &[]).await;
+    t.create_source_queue("src", "dlq", 1, &[]).await;
     t.create_queue("lonely").await;
 
     // Not anyone's dead-letter queue.
@@ -892,7 +885,7 @@ async fn start_message_move_task_errors() {
 async fn one_active_task_per_source() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     sends(&t, &src, "m", 3).await;
     poison_all(&t, &src, 1).await;
     assert_eq!(t.counts(&dlq).await, (3, 0, 0));
@@ -921,8 +914,8 @@ async fn one_active_task_per_source() {
 async fn without_a_destination_each_message_returns_to_its_own_source() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("shared-dlq").await;
-    let a = source(&t, "src-a", "shared-dlq", 1, &[]).await;
-    let b = source(&t, "src-b", "shared-dlq", 1, &[]).await;
+    let a = t.create_source_queue("src-a", "shared-dlq", 1, &[]).await;
+    let b = t.create_source_queue("src-b", "shared-dlq", 1, &[]).await;
     // Interleave the arrivals in the DLQ: a0, b0, a1, b1.
     for i in 0..2 {
         t.client
@@ -980,8 +973,8 @@ async fn without_a_destination_each_message_returns_to_its_own_source() {
 async fn with_a_destination_every_message_goes_there() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let a = source(&t, "src-a", "dlq", 1, &[]).await;
-    let b = source(&t, "src-b", "dlq", 1, &[]).await;
+    let a = t.create_source_queue("src-a", "dlq", 1, &[]).await;
+    let b = t.create_source_queue("src-b", "dlq", 1, &[]).await;
     let dest = t.create_queue("dest").await;
     sends(&t, &a, "a", 2).await;
     sends(&t, &b, "b", 2).await;
@@ -1009,7 +1002,7 @@ async fn with_a_destination_every_message_goes_there() {
 async fn max_number_of_messages_per_second_is_honoured() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     sends(&t, &src, "m", 7).await;
     poison_all(&t, &src, 1).await;
     assert_eq!(t.counts(&dlq).await, (7, 0, 0));
@@ -1060,7 +1053,7 @@ async fn max_number_of_messages_per_second_is_honoured() {
 async fn the_task_handle_is_base64_json_of_task_id_and_source_arn() {
     let t = TestServer::start().await;
     t.create_queue("dlq").await;
-    source(&t, "src", "dlq", 1, &[]).await;
+    t.create_source_queue("src", "dlq", 1, &[]).await;
     let handle = start(&t, &arn("dlq"), None, None).await;
     let raw = base64::engine::general_purpose::STANDARD
         .decode(&handle)
@@ -1078,7 +1071,7 @@ async fn the_task_handle_is_base64_json_of_task_id_and_source_arn() {
 async fn cancel_keeps_what_was_moved() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     sends(&t, &src, "m", 5).await;
     poison_all(&t, &src, 1).await;
 
@@ -1132,7 +1125,7 @@ async fn cancel_keeps_what_was_moved() {
 async fn cancel_message_move_task_errors() {
     let t = TestServer::start().await;
     t.create_queue("dlq").await;
-    source(&t, "src", "dlq", 1, &[]).await;
+    t.create_source_queue("src", "dlq", 1, &[]).await;
     let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
 
     let f = failure(
@@ -1185,7 +1178,7 @@ async fn list_message_move_tasks_most_recent_first_up_to_ten() {
     let t = TestServer::start().await;
     t.create_queue("dlq").await;
     t.create_queue("dest").await;
-    source(&t, "src", "dlq", 1, &[]).await;
+    t.create_source_queue("src", "dlq", 1, &[]).await;
     // A queue with no tasks, and a missing one.
     assert!(tasks(&t, &arn("src"), Some(10)).await.is_empty());
     let f = failure(
@@ -1247,7 +1240,7 @@ async fn list_message_move_tasks_most_recent_first_up_to_ten() {
 async fn deleting_the_destination_mid_task_fails_it_and_loses_nothing() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     let dest = t.create_queue("dest").await;
     sends(&t, &src, "m", 5).await;
     poison_all(&t, &src, 1).await;
@@ -1259,12 +1252,7 @@ async fn deleting_the_destination_mid_task_fails_it_and_loses_nothing() {
             .approximate_number_of_messages_moved(),
         1
     );
-    t.client
-        .delete_queue()
-        .queue_url(&dest)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&dest).await;
     t.advance_secs(1);
     let task = latest(&t, &arn("dlq")).await;
     assert_eq!(task.status(), Some("FAILED"), "{task:?}");
@@ -1284,16 +1272,11 @@ async fn deleting_the_destination_mid_task_fails_it_and_loses_nothing() {
 async fn a_deleted_original_source_fails_the_task_and_loses_nothing() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let gone = source(&t, "gone", "dlq", 1, &[]).await;
-    source(&t, "stays", "dlq", 1, &[]).await;
+    let gone = t.create_source_queue("gone", "dlq", 1, &[]).await;
+    t.create_source_queue("stays", "dlq", 1, &[]).await;
     sends(&t, &gone, "g", 3).await;
     poison_all(&t, &gone, 1).await;
-    t.client
-        .delete_queue()
-        .queue_url(&gone)
-        .send()
-        .await
-        .unwrap();
+    t.delete_queue(&gone).await;
 
     start(&t, &arn("dlq"), None, None).await;
     let task = latest(&t, &arn("dlq")).await;
@@ -1315,7 +1298,9 @@ async fn a_deleted_original_source_fails_the_task_and_loses_nothing() {
 async fn moved_messages_join_the_back_of_their_fifo_group() {
     let t = TestServer::start().await;
     let dlq = t.create_fifo_queue("dlq.fifo", &[]).await;
-    let src = source(&t, "src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")]).await;
+    let src = t
+        .create_source_queue("src.fifo", "dlq.fifo", 1, &[("FifoQueue", "true")])
+        .await;
     let original = t.send_to_group(&src, "first", "g", Some("first")).await;
     poison_all(&t, &src, 1).await;
     assert_eq!(t.counts(&dlq).await, (1, 0, 0));
@@ -1353,7 +1338,7 @@ async fn moved_messages_join_the_back_of_their_fifo_group() {
 async fn tasks_progress_with_the_clock_alone_and_wake_long_polls() {
     let t = TestServer::start().await;
     let dlq = t.create_queue("dlq").await;
-    let src = source(&t, "src", "dlq", 1, &[]).await;
+    let src = t.create_source_queue("src", "dlq", 1, &[]).await;
     sends(&t, &src, "m", 3).await;
     poison_all(&t, &src, 1).await;
     start(&t, &arn("dlq"), None, Some(1)).await;

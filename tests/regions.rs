@@ -5,6 +5,7 @@
 mod common;
 
 use aws_sdk_sqs::types::QueueAttributeName;
+use aws_sdk_sqs::Client;
 use common::*;
 
 /// A SigV4 Authorization header whose credential scope names `region`
@@ -19,21 +20,26 @@ async fn arn_of(t: &TestServer, url: &str) -> String {
     t.attribute(url, "QueueArn").await.expect("QueueArn")
 }
 
+/// The queue `jobs` in the default region and in eu-west-1: (a client
+/// signing for eu-west-1, the default region's URL, eu-west-1's URL).
+async fn jobs_in_two_regions(t: &TestServer) -> (Client, String, String) {
+    let eu = t.new_client("eu-west-1");
+    let home = t.create_queue("jobs").await;
+    let there = create_queue_via(&eu, "jobs", &[]).await;
+    (eu, home, there)
+}
+
+/// One message waits in the queue at `there`, none in the one at `home`.
+async fn assert_one_message_only_in(t: &TestServer, there: &str, home: &str) {
+    assert_eq!(t.counts(there).await, (1, 0, 0));
+    assert_eq!(t.counts(home).await, (0, 0, 0));
+}
+
 #[tokio::test]
 async fn same_name_in_two_regions_gets_two_urls() {
     let t = TestServer::start().await;
-    let eu = t.new_client("eu-west-1");
-    let home = t.create_queue("jobs").await;
+    let (eu, home, there) = jobs_in_two_regions(&t).await;
     assert_eq!(home, t.queue_url("jobs"), "default region: plain form");
-    let there = eu
-        .create_queue()
-        .queue_name("jobs")
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
     assert_eq!(
         there,
         format!("{}/queue/eu-west-1/{ACCOUNT}/jobs", t.endpoint)
@@ -52,8 +58,7 @@ async fn same_name_in_two_regions_gets_two_urls() {
     // The URL names the region: a client signing for us-east-1 that uses
     // the eu-west-1 URL reaches the eu-west-1 queue.
     t.send(&there, "to eu").await;
-    assert_eq!(t.counts(&there).await, (1, 0, 0));
-    assert_eq!(t.counts(&home).await, (0, 0, 0));
+    assert_one_message_only_in(&t, &there, &home).await;
     assert_eq!(
         arn_of(&t, &there).await,
         format!("arn:aws:sqs:eu-west-1:{ACCOUNT}:jobs")
@@ -105,24 +110,13 @@ async fn host_style_urls_name_the_region_in_the_host() {
         ..retsu::config::Config::ephemeral()
     })
     .await;
-    let eu = t.new_client("eu-west-1");
-    let home = t.create_queue("jobs").await;
+    let (_, home, there) = jobs_in_two_regions(&t).await;
     assert_eq!(home, t.queue_url("jobs"));
-    let there = eu
-        .create_queue()
-        .queue_name("jobs")
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
     let host = t.endpoint.strip_prefix("http://").unwrap();
     assert_eq!(there, format!("http://sqs.eu-west-1.{host}/{ACCOUNT}/jobs"));
     // Used as a parameter from a us-east-1 client, it reaches eu-west-1.
     t.send(&there, "x").await;
-    assert_eq!(t.counts(&there).await, (1, 0, 0));
-    assert_eq!(t.counts(&home).await, (0, 0, 0));
+    assert_one_message_only_in(&t, &there, &home).await;
     // A caller that reached the server by such a host gets URLs built on
     // the bare host.
     let raw = t
@@ -143,17 +137,7 @@ async fn host_style_urls_name_the_region_in_the_host() {
 #[tokio::test]
 async fn query_requests_at_a_region_named_path_act_on_that_region() {
     let t = TestServer::start().await;
-    let eu = t.new_client("eu-west-1");
-    let home = t.create_queue("jobs").await;
-    let there = eu
-        .create_queue()
-        .queue_name("jobs")
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
+    let (_, home, there) = jobs_in_two_regions(&t).await;
     // Sent to the queue's own path, unsigned (default region).
     let path = there.strip_prefix(&t.endpoint).unwrap();
     let raw = t
@@ -167,8 +151,7 @@ async fn query_requests_at_a_region_named_path_act_on_that_region() {
         )
         .await;
     assert_eq!(raw.status, 200, "{}", raw.body);
-    assert_eq!(t.counts(&there).await, (1, 0, 0));
-    assert_eq!(t.counts(&home).await, (0, 0, 0));
+    assert_one_message_only_in(&t, &there, &home).await;
     // ListQueues signed for eu-west-1, over query: the region's URL.
     let raw = t
         .raw(

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::{bad_request, error, read_body, Admin};
+use super::{admit, Admin};
 use crate::api::{Message, ReceiveMessageResult, Response as SqsResponse};
 use crate::engine::{md5_of_attribute_map, PeekStates, PeekedMessage, PeekedState, QueueKey};
 use crate::error::SqsError;
@@ -128,16 +128,9 @@ fn as_sqs_message(m: &PeekedMessage, sender: &str) -> Message {
 }
 
 pub async fn messages(State(admin): State<Arc<Admin>>, req: Request) -> Response {
-    let (parts, body) = req.into_parts();
-    if !admin.authorized(&parts.headers) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "this server needs the admin token: Authorization: Bearer <token>",
-        );
-    }
-    let body = match read_body(body).await {
-        Ok(b) => b,
-        Err(message) => return bad_request(message),
+    let (parts, body) = match admit(&admin, req).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
     };
     let protocol = if wants_json(&parts.headers) {
         Protocol::Json

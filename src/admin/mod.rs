@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use axum::routing::any;
@@ -218,17 +219,25 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
+/// A request's head and body once it may be served: the refusal instead
+/// when the admin token is missing or wrong, or the body is too long.
+/// Every admin endpoint (LocalStack's included) starts here.
+async fn admit(admin: &Admin, req: Request) -> Result<(Parts, Bytes), Response> {
     let (parts, body) = req.into_parts();
     if !admin.authorized(&parts.headers) {
-        return error(
+        return Err(error(
             StatusCode::UNAUTHORIZED,
             "this server needs the admin token: Authorization: Bearer <token>",
-        );
+        ));
     }
-    let body = match read_body(body).await {
-        Ok(b) => b,
-        Err(message) => return bad_request(message),
+    let body = read_body(body).await.map_err(bad_request)?;
+    Ok((parts, body))
+}
+
+async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
+    let (parts, body) = match admit(&admin, req).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
     };
     let path = parts.uri.path();
     let segments: Vec<String> = path

@@ -439,6 +439,20 @@ mod tests {
             .expect("binds")
     }
 
+    /// A POST of `body` to `{url}/` with `headers`.
+    async fn post(
+        client: &reqwest::Client,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &'static str,
+    ) -> reqwest::Response {
+        let mut req = client.post(format!("{url}/")).body(body);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        req.send().await.unwrap()
+    }
+
     fn request_id(resp: &reqwest::Response) -> String {
         let id = resp
             .headers()
@@ -462,13 +476,13 @@ mod tests {
         request_id(&resp);
         assert_eq!(resp.text().await.unwrap(), "<UnknownOperationException/>");
 
-        let resp = client
-            .post(format!("{url}/"))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body("Action=FooBar&Version=2012-11-05")
-            .send()
-            .await
-            .unwrap();
+        let resp = post(
+            &client,
+            &url,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            "Action=FooBar&Version=2012-11-05",
+        )
+        .await;
         assert_eq!(resp.status(), 400);
         assert_eq!(resp.headers()["content-type"], "text/xml");
         let id = request_id(&resp);
@@ -499,14 +513,16 @@ mod tests {
         let client = reqwest::Client::new();
         let url = server.endpoint_url();
 
-        let resp = client
-            .post(format!("{url}/"))
-            .header("content-type", "application/x-amz-json-1.0")
-            .header("x-amz-target", "AmazonSQS.NoSuchThing")
-            .body("{}")
-            .send()
-            .await
-            .unwrap();
+        let resp = post(
+            &client,
+            &url,
+            &[
+                ("content-type", "application/x-amz-json-1.0"),
+                ("x-amz-target", "AmazonSQS.NoSuchThing"),
+            ],
+            "{}",
+        )
+        .await;
         assert_eq!(resp.status(), 400);
         assert_eq!(
             resp.headers()["x-amzn-query-error"],
@@ -514,13 +530,13 @@ mod tests {
         );
         request_id(&resp);
 
-        let resp = client
-            .post(format!("{url}/"))
-            .header("x-amz-target", "AmazonSQS.ListQueues")
-            .body("{not json")
-            .send()
-            .await
-            .unwrap();
+        let resp = post(
+            &client,
+            &url,
+            &[("x-amz-target", "AmazonSQS.ListQueues")],
+            "{not json",
+        )
+        .await;
         assert_eq!(resp.status(), 400);
         assert!(resp
             .text()
@@ -530,14 +546,16 @@ mod tests {
 
         // A request that reaches the engine: whatever it answers, it is a
         // well-formed JSON reply with a request id.
-        let resp = client
-            .post(format!("{url}/"))
-            .header("content-type", "application/x-amz-json-1.0")
-            .header("x-amz-target", "AmazonSQS.GetQueueUrl")
-            .body(r#"{"QueueName":"does-not-exist"}"#)
-            .send()
-            .await
-            .unwrap();
+        let resp = post(
+            &client,
+            &url,
+            &[
+                ("content-type", "application/x-amz-json-1.0"),
+                ("x-amz-target", "AmazonSQS.GetQueueUrl"),
+            ],
+            r#"{"QueueName":"does-not-exist"}"#,
+        )
+        .await;
         assert_eq!(resp.headers()["content-type"], "application/x-amz-json-1.0");
         request_id(&resp);
         assert!(resp.headers().contains_key("x-amzn-query-error"));

@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+mod admin;
+pub mod process;
 mod sdk;
 #[allow(unused_imports)]
 pub use sdk::*;
@@ -115,12 +117,7 @@ impl TestServer {
     }
 
     pub async fn create_queue_with(&self, name: &str, attributes: &[(&str, &str)]) -> String {
-        let mut req = self.client.create_queue().queue_name(name);
-        for (k, v) in attributes {
-            req = req.attributes(QueueAttributeName::from(*k), *v);
-        }
-        let out = req.send().await.expect("CreateQueue");
-        out.queue_url().expect("QueueUrl").to_string()
+        create_queue_via(&self.client, name, attributes).await
     }
 
     /// Queue attributes by name (as strings).
@@ -169,16 +166,7 @@ impl TestServer {
     }
 
     pub async fn send(&self, url: &str, body: &str) -> String {
-        self.client
-            .send_message()
-            .queue_url(url)
-            .message_body(body)
-            .send()
-            .await
-            .expect("SendMessage")
-            .message_id()
-            .expect("MessageId")
-            .to_string()
+        send_via(&self.client, url, body).await
     }
 
     /// A short-poll receive of up to `max` messages with every system
@@ -255,11 +243,18 @@ impl TestServer {
     }
 }
 
-fn sdk_client(endpoint: &str, region: &str) -> Client {
+/// An SDK client for `endpoint` in `region`, with the static test
+/// credentials and no retries (a retry would hide the first answer).
+pub fn sdk_client(endpoint: &str, region: &str) -> Client {
+    sdk_client_as(endpoint, region, ("test", "test"))
+}
+
+/// [`sdk_client`] signing with `key` (access key id, secret).
+pub fn sdk_client_as(endpoint: &str, region: &str, key: (&str, &str)) -> Client {
     let config = aws_sdk_sqs::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+        .credentials_provider(Credentials::new(key.0, key.1, None, None, "static"))
         .endpoint_url(endpoint)
         .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
         .build();

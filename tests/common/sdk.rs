@@ -24,6 +24,44 @@ impl TestServer {
         self.create_queue_with(name, &attrs).await
     }
 
+    /// Creates `name` wired to the dead-letter queue `dlq` (by name, in
+    /// the default region and account) after `max` receives, with
+    /// `extra` attributes.
+    pub async fn create_source_queue(
+        &self,
+        name: &str,
+        dlq: &str,
+        max: u32,
+        extra: &[(&str, &str)],
+    ) -> String {
+        let policy = redrive_policy(dlq, max);
+        let mut attrs = vec![("RedrivePolicy", policy.as_str())];
+        attrs.extend_from_slice(extra);
+        self.create_queue_with(name, &attrs).await
+    }
+
+    /// DeleteQueue; the call must succeed.
+    pub async fn delete_queue(&self, url: &str) {
+        self.client
+            .delete_queue()
+            .queue_url(url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DeleteQueue {url}: {e:?}"));
+    }
+
+    /// SendMessage held back `delay` seconds; the call must succeed.
+    pub async fn send_delayed(&self, url: &str, body: &str, delay: i32) {
+        self.client
+            .send_message()
+            .queue_url(url)
+            .message_body(body)
+            .delay_seconds(delay)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("SendMessage {body:?}: {e:?}"));
+    }
+
     /// SendMessage with a MessageGroupId and, if given, a
     /// MessageDeduplicationId; the call must succeed.
     pub async fn send_to_group(
@@ -146,6 +184,45 @@ impl TestServer {
     }
 }
 
+/// CreateQueue through `client` (another region's or account's) with
+/// `attributes`; the call must succeed. The queue's URL.
+pub async fn create_queue_via(client: &Client, name: &str, attributes: &[(&str, &str)]) -> String {
+    let mut req = client.create_queue().queue_name(name);
+    for (k, v) in attributes {
+        req = req.attributes(QueueAttributeName::from(*k), *v);
+    }
+    let out = req.send().await.expect("CreateQueue");
+    out.queue_url().expect("QueueUrl").to_string()
+}
+
+/// SendMessage through `client`; the call must succeed. The message id.
+pub async fn send_via(client: &Client, url: &str, body: &str) -> String {
+    client
+        .send_message()
+        .queue_url(url)
+        .message_body(body)
+        .send()
+        .await
+        .expect("SendMessage")
+        .message_id()
+        .expect("MessageId")
+        .to_string()
+}
+
+/// A ReceiveMessage of up to ten messages through `client`, nothing else
+/// set (the queue's wait time applies); the call must succeed.
+pub async fn receive_via(client: &Client, url: &str) -> Vec<Message> {
+    client
+        .receive_message()
+        .queue_url(url)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .expect("ReceiveMessage")
+        .messages
+        .unwrap_or_default()
+}
+
 /// Starts a ReceiveMessage of up to ten messages (every system attribute)
 /// in the background. `wait` is WaitTimeSeconds (`None` leaves it out so
 /// the queue default applies).
@@ -180,6 +257,15 @@ pub fn assert_service_error<E: ProvideErrorMetadata + std::fmt::Debug>(
 /// The queue ARN Retsu gives `name` in the default region and account.
 pub fn arn(name: &str) -> String {
     format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
+}
+
+/// A RedrivePolicy sending to the queue `dlq` of the default region and
+/// account after `max` receives.
+pub fn redrive_policy(dlq: &str, max: u32) -> String {
+    format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":{max}}}"#,
+        arn(dlq)
+    )
 }
 
 /// The bodies of `msgs`, in order.

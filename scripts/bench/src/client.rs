@@ -519,6 +519,17 @@ impl RawConn {
             HeaderValue::from_static("application/x-amz-json-1.0"),
         );
         headers.insert("x-amz-target", HeaderValue::from_static(target));
+        self.exchange(req, REQUEST_TIMEOUT, target).await
+    }
+
+    /// Sends `req` and reads the whole response within `limit`; the bytes
+    /// of a 2xx answer, else an error naming `what`.
+    async fn exchange(
+        &mut self,
+        req: Request<Full<Bytes>>,
+        limit: Duration,
+        what: &str,
+    ) -> BoxResult<Bytes> {
         let exchange = async {
             self.sender.ready().await?;
             let resp = self.sender.send_request(req).await?;
@@ -526,12 +537,12 @@ impl RawConn {
             let bytes = resp.into_body().collect().await?.to_bytes();
             Ok::<_, crate::BoxError>((status, bytes))
         };
-        let (status, bytes) = tokio::time::timeout(REQUEST_TIMEOUT, exchange)
+        let (status, bytes) = tokio::time::timeout(limit, exchange)
             .await
-            .map_err(|_| format!("{target}: no response within {REQUEST_TIMEOUT:?}"))??;
+            .map_err(|_| format!("{what}: no response within {limit:?}"))??;
         if !status.is_success() {
             return Err(format!(
-                "{target}: HTTP {status}: {}",
+                "{what}: HTTP {status}: {}",
                 String::from_utf8_lossy(&bytes[..bytes.len().min(500)])
             )
             .into());
@@ -557,23 +568,7 @@ impl RawConn {
             .header("x-amz-target", format!("AmazonSQS.{action}"))
             .body(Full::new(Bytes::from(body)))?;
         let limit = REQUEST_TIMEOUT + Duration::from_secs(wait_s.into());
-        let exchange = async {
-            self.sender.ready().await?;
-            let resp = self.sender.send_request(req).await?;
-            let status = resp.status();
-            let bytes = resp.into_body().collect().await?.to_bytes();
-            Ok::<_, crate::BoxError>((status, bytes))
-        };
-        let (status, bytes) = tokio::time::timeout(limit, exchange)
-            .await
-            .map_err(|_| format!("{action}: no response within {limit:?}"))??;
-        if !status.is_success() {
-            return Err(format!(
-                "{action}: HTTP {status}: {}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(500)])
-            )
-            .into());
-        }
+        let bytes = self.exchange(req, limit, action).await?;
         serde_json::from_slice(&bytes).map_err(|e| {
             format!(
                 "{action}: undecodable response ({e}): {}",

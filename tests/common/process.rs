@@ -1,0 +1,135 @@
+//! The real `retsu` binary, for the tests whose subject is the process
+//! itself (flags, environment, start-up, logs, signals, the admin CLI):
+//! a command with a clean environment, a free port, and a started server
+//! that is killed if the test fails before it exits.
+//!
+//! These run on the wall clock; the only real waits are for the process to
+//! start listening and to exit.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::Client;
+
+use super::sdk_client;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_retsu");
+
+/// A loopback port nobody listens on (the OS's choice, released at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `retsu` with no RETSU_* variable from the test's environment, so a
+/// developer's own settings cannot change what a test sees.
+pub fn retsu() -> Command {
+    let mut c = Command::new(BIN);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETSU_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// A running binary; its stderr lines arrive on a channel. Dropping it
+/// kills the process.
+pub struct Running {
+    pub child: Child,
+    pub port: u16,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Running {
+    /// Spawns `command`, which must make the server listen on `port`, and
+    /// waits (real time, bounded) until it accepts connections.
+    pub fn start(mut command: Command, port: u16) -> Running {
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("retsu starts");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut running = Running { child, port, lines };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = running.child.try_wait().unwrap() {
+                let rest: Vec<String> = running.lines.try_iter().collect();
+                panic!("retsu exited early: {status}\n{}", rest.join("\n"));
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        running
+    }
+
+    /// The first stderr line containing `needle` (real time, bounded).
+    pub fn line_with(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => break,
+            }
+        }
+        panic!("no log line with {needle:?}; saw:\n{}", seen.join("\n"))
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// An SDK client for this server in `region`.
+    pub fn client(&self, region: &str) -> Client {
+        sdk_client(&self.endpoint(), region)
+    }
+
+    /// Sends the signal `name` (`TERM`, `INT`) to the process.
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// Waits (real time) for the process to exit.
+    pub async fn exit_status(&mut self, within: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < within,
+                "retsu did not exit within {within:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
