@@ -404,22 +404,22 @@ async fn reset_of_everything_switches_faults_off() {
     )
     .await;
 
-    let (status, _) = admin(
-        &s,
-        Method::POST,
-        &format!("/_retsu/queues/{}/reset", queue_scope("jobs")),
-        None,
-    )
-    .await;
+    let (status, _) = s
+        .admin(
+            Method::POST,
+            &format!("/_retsu/queues/{}/reset", queue_scope("jobs")),
+            None,
+        )
+        .await;
     assert_eq!(status, 200);
-    let (_, shown) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, shown) = s.admin(Method::GET, "/_retsu/faults", None).await;
     assert_eq!(shown["active"], true);
     assert_eq!(shown["queues"].as_array().unwrap().len(), 1);
 
-    let (status, answer) = admin(&s, Method::POST, "/_retsu/reset", None).await;
+    let (status, answer) = s.admin(Method::POST, "/_retsu/reset", None).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["reset"], true, "{answer}");
-    let (_, shown) = admin(&s, Method::GET, "/_retsu/faults", None).await;
+    let (_, shown) = s.admin(Method::GET, "/_retsu/faults", None).await;
     assert_eq!(shown["active"], false, "{shown}");
     assert_eq!(shown["server"], Value::Null);
     assert_eq!(shown["queues"], json!([]));
