@@ -3,8 +3,13 @@
 //!
 //! It is a subscriber of the engine's event stream (engine/events.rs): the
 //! one place where messages change state reports each change, with a
-//! snapshot of the message, and the engine reports its queue-level state
-//! after each queue-level action (engine/persist.rs). Publishing only
+//! snapshot of the message (and, for FIFO receives with a
+//! ReceiveRequestAttemptId, the attempt), and the engine reports its
+//! queue-level state after each queue-level action, admin API changes and
+//! move-task steps included (engine/persist.rs). Changes that only make
+//! sense together (a message leaving one queue and arriving in another; a
+//! move task's step and its new count) come as an event group, held on the
+//! publishing thread and pushed at once, so they share a commit. Publishing only
 //! appends to a pending list; one writer thread turns whatever is pending
 //! into one SQLite transaction and commits it (WAL, `synchronous=FULL`:
 //! one fsync per commit), so the requests of many clients share a commit
@@ -20,7 +25,9 @@
 //! A failed commit (disk full, I/O error) keeps its changes pending and is
 //! retried; meanwhile requests that would change state are refused with
 //! InternalError before they run (so memory runs at most one batch ahead
-//! of the disk), and read-only actions are served.
+//! of the disk), move tasks pause, and read-only actions are served.
+//! `RETSU_TEST_MAX_DB_PAGES` (test-only) caps the database so tests can
+//! make commits fail as a full disk does.
 //!
 //! Why SQLite rather than redb: see BENCHMARKS.md ("Persistence store").
 
