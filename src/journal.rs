@@ -459,7 +459,9 @@ impl Journal {
             .prepare("SELECT queue_uid, attempt_id, slot, nonce, expires_ms FROM attempts ORDER BY queue_uid, attempt_id, pos")
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
-        let mut current: Option<(u64, String, u64, Vec<(u64, u64)>)> = None;
+        // (queue uid, attempt id, expiry, (slot, nonce) of each message).
+        type Loading = (u64, String, u64, Vec<(u64, u64)>);
+        let mut current: Option<Loading> = None;
         while let Some(r) = rows.next().map_err(err)? {
             let uid = r.get::<_, i64>(0).map_err(err)? as u64;
             let id: String = r.get(1).map_err(err)?;
