@@ -1,7 +1,8 @@
 //! What the persistence journal needs from the engine, and nothing about
 //! how it stores it: the queue-level state as plain data (reported through
-//! [`Subscriber::queues_changed`] after every queue-level action), and the
-//! way back in at start ([`Restorer`]).
+//! [`Subscriber::queues_changed`] after every queue-level action, every
+//! admin API change, and every move-task step that moved something), and
+//! the way back in at start ([`Restorer`]).
 //!
 //! Messages travel in the event stream ([`events::Snapshot`]); what is here
 //! changes rarely (queues, attributes, tags, policies, purge and
