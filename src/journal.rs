@@ -3,8 +3,13 @@
 //!
 //! It is a subscriber of the engine's event stream (engine/events.rs): the
 //! one place where messages change state reports each change, with a
-//! snapshot of the message, and the engine reports its queue-level state
-//! after each queue-level action (engine/persist.rs). Publishing only
+//! snapshot of the message (and, for FIFO receives with a
+//! ReceiveRequestAttemptId, the attempt), and the engine reports its
+//! queue-level state after each queue-level action, admin API changes and
+//! move-task steps included (engine/persist.rs). Changes that only make
+//! sense together (a message leaving one queue and arriving in another; a
+//! move task's step and its new count) come as an event group, held on the
+//! publishing thread and pushed at once, so they share a commit. Publishing only
 //! appends to a pending list; one writer thread turns whatever is pending
 //! into one SQLite transaction and commits it (WAL, `synchronous=FULL`:
 //! one fsync per commit), so the requests of many clients share a commit
@@ -20,7 +25,9 @@
 //! A failed commit (disk full, I/O error) keeps its changes pending and is
 //! retried; meanwhile requests that would change state are refused with
 //! InternalError before they run (so memory runs at most one batch ahead
-//! of the disk), and read-only actions are served.
+//! of the disk), move tasks pause, and read-only actions are served.
+//! `RETSU_TEST_MAX_DB_PAGES` (test-only) caps the database so tests can
+//! make commits fail as a full disk does.
 //!
 //! Why SQLite rather than redb: see BENCHMARKS.md ("Persistence store").
 
@@ -40,17 +47,22 @@ use uuid::Uuid;
 use crate::api::MessageAttributes;
 use crate::clock::Clock;
 use crate::engine::events::{Event, Subscriber};
-use crate::engine::persist::{DedupRecord, Durability, EngineState};
+use crate::engine::persist::{DedupRecord, Durability, EngineState, DEDUP_WINDOW_MS};
 use crate::engine::{Engine, EngineConfig, State, StoredMessage, Transition};
 use crate::error::SqsError;
 
 /// The layout this build writes and reads. Bump it (and migrate or
-/// refuse) whenever a table changes.
-pub const FORMAT: i64 = 1;
+/// refuse) whenever a table changes. 2 added `attempts` (format 1 is
+/// migrated at open: the table is created).
+pub const FORMAT: i64 = 2;
 const DB_FILE: &str = "retsu.sqlite3";
 const LOCK_FILE: &str = "retsu.lock";
 /// How often `--durability relaxed` commits: the most it can lose.
 pub const RELAXED_INTERVAL: Duration = Duration::from_millis(200);
+/// Test-only knob: caps the database at this many pages (SQLite's
+/// `max_page_count`), so tests can make writes fail as a full disk does.
+/// Not a setting: nothing else reads it, and it is never needed in use.
+pub const TEST_MAX_PAGES: &str = "RETSU_TEST_MAX_DB_PAGES";
 /// A failed commit is retried after this long.
 const RETRY: Duration = Duration::from_millis(500);
 
@@ -78,13 +90,25 @@ enum Op {
     Delete {
         queue_uid: u64,
         slot: u64,
-        /// Taken out to go to another queue (dead-letter, move task): see
-        /// `writer` for why its delete waits for the next commit.
-        moved: bool,
     },
     Dedup {
         queue_uid: u64,
         record: DedupRecord,
+    },
+    /// A FIFO receive attempt (ReceiveRequestAttemptId) and what it
+    /// returned, replacing any earlier one of the same id.
+    Attempt {
+        queue_uid: u64,
+        id: Arc<str>,
+        expires_ms: u64,
+        /// (slot, receipt nonce), in the order returned.
+        messages: Vec<(u64, u64)>,
+    },
+    /// A visibility change not made by an attempt's retry: the attempts
+    /// that returned this message are void.
+    ForgetAttempts {
+        queue_uid: u64,
+        slot: u64,
     },
     Queues(EngineState),
 }
@@ -207,6 +231,20 @@ CREATE TABLE messages (
 );
 ";
 
+/// Added in format 2 (also run to migrate a format 1 directory).
+const ATTEMPTS_SCHEMA: &str = "
+CREATE TABLE attempts (
+    queue_uid INTEGER NOT NULL,
+    attempt_id TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    nonce INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    PRIMARY KEY (queue_uid, attempt_id, pos)
+) WITHOUT ROWID;
+CREATE INDEX attempts_slot ON attempts (queue_uid, slot);
+";
+
 fn state_columns(state: State) -> (i64, i64) {
     match state {
         State::Available => (0, 0),
@@ -243,6 +281,16 @@ impl Journal {
             .map_err(|e| format!("{} is not a Retsu data directory ({e})", dir.display()))?;
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(err)?;
+        if let Some(pages) = std::env::var(TEST_MAX_PAGES)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            // Test-only: the database cannot grow past this many pages, so
+            // writes fail with SQLITE_FULL exactly as on a full disk.
+            tracing::warn!("{TEST_MAX_PAGES}={pages}: the database is capped (a test knob)");
+            conn.pragma_update(None, "max_page_count", pages)
+                .map_err(err)?;
+        }
         let secret = Self::prepare(&mut conn, dir)?;
 
         let engine = Engine::with_secret(clock.clone(), config, Some(&secret));
@@ -299,6 +347,7 @@ impl Journal {
             let secret = rand::random::<[u8; 32]>().to_vec();
             let tx = conn.transaction().map_err(err)?;
             tx.execute_batch(SCHEMA).map_err(err)?;
+            tx.execute_batch(ATTEMPTS_SCHEMA).map_err(err)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('format', ?1), ('written_by', ?2), ('receipt_secret', ?3)",
                 params![FORMAT, env!("CARGO_PKG_VERSION"), secret],
@@ -320,7 +369,21 @@ impl Journal {
             .optional()
             .map_err(err)?
             .unwrap_or_else(|| "an unknown version".into());
-        if format != Some(FORMAT) {
+        if format == Some(1) {
+            // Format 1 lacks only the receive-attempt table.
+            let tx = conn.transaction().map_err(err)?;
+            tx.execute_batch(ATTEMPTS_SCHEMA).map_err(err)?;
+            tx.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'format'",
+                params![FORMAT],
+            )
+            .map_err(err)?;
+            tx.commit().map_err(err)?;
+            tracing::info!(
+                "data directory {}: migrated from format 1 (Retsu {written_by}) to format {FORMAT}",
+                dir.display()
+            );
+        } else if format != Some(FORMAT) {
             return Err(format!(
                 "data directory {} has format {} (written by Retsu {written_by}); this Retsu {} reads format {FORMAT} only and will not misread it: use a matching Retsu or another --data-dir",
                 dir.display(),
@@ -389,6 +452,36 @@ impl Journal {
                     expires_ms: r.get::<_, i64>(5).map_err(err)? as u64,
                 },
             );
+        }
+
+        // FIFO receive attempts: one row per message returned, in order.
+        let mut stmt = conn
+            .prepare("SELECT queue_uid, attempt_id, slot, nonce, expires_ms FROM attempts ORDER BY queue_uid, attempt_id, pos")
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        // (queue uid, attempt id, expiry, (slot, nonce) of each message).
+        type Loading = (u64, String, u64, Vec<(u64, u64)>);
+        let mut current: Option<Loading> = None;
+        while let Some(r) = rows.next().map_err(err)? {
+            let uid = r.get::<_, i64>(0).map_err(err)? as u64;
+            let id: String = r.get(1).map_err(err)?;
+            let entry = (
+                r.get::<_, i64>(2).map_err(err)? as u64,
+                r.get::<_, i64>(3).map_err(err)? as u64,
+            );
+            let expires = r.get::<_, i64>(4).map_err(err)? as u64;
+            match &mut current {
+                Some((u, i, _, messages)) if *u == uid && *i == id => messages.push(entry),
+                _ => {
+                    if let Some((u, i, e, messages)) = current.take() {
+                        restorer.attempt(u, i, e, messages);
+                    }
+                    current = Some((uid, id, expires, vec![entry]));
+                }
+            }
+        }
+        if let Some((u, i, e, messages)) = current {
+            restorer.attempt(u, i, e, messages);
         }
 
         let mut stmt = conn
@@ -540,6 +633,31 @@ impl Subscriber for Feed {
                             ops.push(Op::Dedup { queue_uid, record });
                         }
                     }
+                    match (e.kind, &stored.attempt) {
+                        (Received, Some(id)) => {
+                            // One receive's messages arrive in one publish.
+                            let same = |op: &Op| matches!(op, Op::Attempt { queue_uid: q, id: i, .. } if *q == queue_uid && i == id);
+                            let at = match ops.iter().rposition(same) {
+                                Some(at) => at,
+                                None => {
+                                    ops.push(Op::Attempt {
+                                        queue_uid,
+                                        id: id.clone(),
+                                        expires_ms: e.at_ms + DEDUP_WINDOW_MS,
+                                        messages: Vec::new(),
+                                    });
+                                    ops.len() - 1
+                                }
+                            };
+                            if let Op::Attempt { messages, .. } = &mut ops[at] {
+                                messages.push((slot, message.nonce));
+                            }
+                        }
+                        (VisibilityChanged, None) if message.group_id.is_some() => {
+                            ops.push(Op::ForgetAttempts { queue_uid, slot })
+                        }
+                        _ => {}
+                    }
                     ops.push(Op::Put {
                         queue_uid,
                         slot,
@@ -547,31 +665,71 @@ impl Subscriber for Feed {
                         new,
                     });
                 }
-                Deleted | Expired | Purged | QueueDeleted | AdminDeleted => ops.push(Op::Delete {
-                    queue_uid,
-                    slot,
-                    moved: false,
-                }),
-                MovedToDeadLetterQueue | MovedByTask | RestoredOut => ops.push(Op::Delete {
-                    queue_uid,
-                    slot,
-                    moved: true,
-                }),
+                Deleted
+                | Expired
+                | Purged
+                | QueueDeleted
+                | AdminDeleted
+                | MovedToDeadLetterQueue
+                | MovedByTask
+                | RestoredOut => ops.push(Op::Delete { queue_uid, slot }),
                 DelayEnded | StaleDelete => {}
             }
         }
         if ops.is_empty() {
             return;
         }
-        self.0.push(ops);
+        self.0.push_or_hold(ops);
     }
 
     fn queues_changed(&self, state: &EngineState) {
-        self.0.push(vec![Op::Queues(state.clone())]);
+        self.0.push_or_hold(vec![Op::Queues(state.clone())]);
+    }
+
+    fn begin_group(&self) {
+        let id = Arc::as_ptr(&self.0) as usize;
+        GROUPS.with(|g| g.borrow_mut().push((id, Vec::new())));
+    }
+
+    fn end_group(&self) {
+        let id = Arc::as_ptr(&self.0) as usize;
+        let ops = GROUPS.with(|g| {
+            let mut g = g.borrow_mut();
+            let i = g.iter().position(|(j, _)| *j == id)?;
+            Some(g.swap_remove(i).1)
+        });
+        if let Some(ops) = ops.filter(|o| !o.is_empty()) {
+            self.0.push(ops);
+        }
     }
 }
 
+thread_local! {
+    /// Changes of an open group (`Subscriber::begin_group`), per journal:
+    /// held on the publishing thread and pushed as one publication at its
+    /// end, so the writer commits all of them or none.
+    static GROUPS: std::cell::RefCell<Vec<(usize, Vec<Op>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Inner {
+    /// Pushes `ops`, or holds them in this thread's open group.
+    fn push_or_hold(self: &Arc<Self>, ops: Vec<Op>) {
+        let id = Arc::as_ptr(self) as usize;
+        let held = GROUPS.with(|g| {
+            let mut g = g.borrow_mut();
+            match g.iter_mut().find(|(j, _)| *j == id) {
+                Some((_, group)) => {
+                    group.extend(ops);
+                    None
+                }
+                None => Some(ops),
+            }
+        });
+        if let Some(ops) = held {
+            self.push(ops);
+        }
+    }
+
     fn push(&self, mut ops: Vec<Op>) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         if pending.ops.is_empty() {
@@ -589,32 +747,21 @@ impl Inner {
 
 /// The writer thread: commit whatever is pending, as one transaction.
 ///
-/// A message moved to another queue leaves its queue under one lock and
-/// arrives under the other's, so the two changes are published apart and
-/// could land in different commits. Its delete is held back to the commit
-/// after the one in which it was published, by which time the arrival has
-/// been published too: a crash in between leaves the message in both
-/// queues (delivered again, as SQS may), never in neither.
+/// A message moved to another queue (dead-letter, move task, admin
+/// restore) leaves its queue under one lock and arrives under the other's;
+/// the engine publishes both inside one event group, which reaches the
+/// journal as one push, so they are always in the same commit: after a
+/// crash the message is in exactly one of the two queues.
 fn writer(mut conn: Connection, inner: Arc<Inner>, clock: Arc<dyn Clock>) {
     let mut retry: Vec<Op> = Vec::new();
-    let mut deferred: Vec<Op> = Vec::new();
     let mut last_prune = Instant::now();
+    let mut floors: HashMap<u64, u128> = HashMap::new();
     loop {
         let (ops, ticket, closing) = {
             let mut pending = inner.pending.lock().unwrap_or_else(|p| p.into_inner());
             let deadline = Instant::now() + RELAXED_INTERVAL;
             while pending.ops.is_empty() && retry.is_empty() && !pending.closing {
-                if deferred.is_empty() {
-                    pending = inner.wake.wait(pending).unwrap_or_else(|p| p.into_inner());
-                } else {
-                    // Only held-back deletes: give the arrivals a moment.
-                    pending = inner
-                        .wake
-                        .wait_timeout(pending, Duration::from_millis(5))
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                    break;
-                }
+                pending = inner.wake.wait(pending).unwrap_or_else(|p| p.into_inner());
             }
             if inner.relaxed && !pending.closing {
                 // Gather for an interval: one commit per interval.
@@ -636,19 +783,15 @@ fn writer(mut conn: Connection, inner: Arc<Inner>, clock: Arc<dyn Clock>) {
                 pending.closing,
             )
         };
-        let mut batch = std::mem::take(&mut deferred);
-        batch.append(&mut retry);
-        let mut held = Vec::new();
-        for op in ops {
-            if matches!(op, Op::Delete { moved: true, .. }) && !closing {
-                held.push(op);
-            } else {
-                batch.push(op);
-            }
-        }
-        deferred = held;
+        let mut batch = std::mem::take(&mut retry);
+        batch.extend(ops);
         let prune = last_prune.elapsed() > Duration::from_secs(10);
-        match commit(&mut conn, &batch, prune.then(|| clock.now_ms())) {
+        match commit(
+            &mut conn,
+            &batch,
+            prune.then(|| clock.now_ms()),
+            &mut floors,
+        ) {
             Ok(()) => {
                 if prune {
                     last_prune = Instant::now();
@@ -668,7 +811,7 @@ fn writer(mut conn: Connection, inner: Arc<Inner>, clock: Arc<dyn Clock>) {
                 continue;
             }
         }
-        if closing && deferred.is_empty() {
+        if closing {
             let pending = inner.pending.lock().unwrap_or_else(|p| p.into_inner());
             if pending.ops.is_empty() {
                 return;
@@ -678,10 +821,19 @@ fn writer(mut conn: Connection, inner: Arc<Inner>, clock: Arc<dyn Clock>) {
 }
 
 /// Writes a batch in one transaction.
-fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Result<()> {
+///
+/// `floors`: the deduplication floors (see `QueueRecord::dedup_floor`)
+/// already applied to the `dedup` table; updated once the commit holds.
+fn commit(
+    conn: &mut Connection,
+    ops: &[Op],
+    prune: Option<u64>,
+    floors: &mut HashMap<u64, u128>,
+) -> rusqlite::Result<()> {
     if ops.is_empty() && prune.is_none() {
         return Ok(());
     }
+    let mut new_floors: Vec<(u64, u128)> = Vec::new();
     let tx = conn.transaction()?;
     {
         let mut insert = tx.prepare_cached(
@@ -771,6 +923,38 @@ fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Re
                     c.0 = c.0.max(slot + 1);
                     delete.execute(params![*queue_uid as i64, *slot as i64])?;
                 }
+                Op::Attempt {
+                    queue_uid,
+                    id,
+                    expires_ms,
+                    messages,
+                } => {
+                    tx.prepare_cached(
+                        "DELETE FROM attempts WHERE queue_uid = ?1 AND attempt_id = ?2",
+                    )?
+                    .execute(params![*queue_uid as i64, &**id])?;
+                    let mut insert = tx.prepare_cached(
+                        "INSERT INTO attempts (queue_uid, attempt_id, pos, slot, nonce, expires_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )?;
+                    for (pos, (slot, nonce)) in messages.iter().enumerate() {
+                        insert.execute(params![
+                            *queue_uid as i64,
+                            &**id,
+                            pos as i64,
+                            *slot as i64,
+                            *nonce as i64,
+                            *expires_ms as i64,
+                        ])?;
+                    }
+                }
+                Op::ForgetAttempts { queue_uid, slot } => {
+                    tx.prepare_cached(
+                        "DELETE FROM attempts WHERE queue_uid = ?1 AND attempt_id IN
+                            (SELECT attempt_id FROM attempts WHERE queue_uid = ?1 AND slot = ?2)",
+                    )?
+                    .execute(params![*queue_uid as i64, *slot as i64])?;
+                }
                 Op::Dedup { queue_uid, record } => {
                     dedup.execute(params![
                         *queue_uid as i64,
@@ -791,6 +975,30 @@ fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Re
                         )?;
                         let c = counters.entry(q.uid).or_default();
                         c.2 = c.2.max(q.last_sequence.parse().unwrap_or(0));
+                        // An admin reset cleared the queue's window: the
+                        // ids sent before it (sequence numbers up to the
+                        // floor) deduplicate no more. Done once per floor.
+                        let floor: u128 = q.dedup_floor.parse().unwrap_or(0);
+                        if floor > 0 && floors.get(&q.uid) != Some(&floor) {
+                            let mut stmt = tx.prepare_cached(
+                                "SELECT grp, dedup_id, sequence_number FROM dedup WHERE queue_uid = ?1",
+                            )?;
+                            let stale: Vec<(String, String)> = stmt
+                                .query_map(params![q.uid as i64], |r| {
+                                    Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?))
+                                })?
+                                .filter_map(|r| r.ok())
+                                .filter(|(_, _, seq)| seq.parse::<u128>().unwrap_or(0) <= floor)
+                                .map(|(g, d, _)| (g, d))
+                                .collect();
+                            let mut delete = tx.prepare_cached(
+                                "DELETE FROM dedup WHERE queue_uid = ?1 AND grp = ?2 AND dedup_id = ?3",
+                            )?;
+                            for (g, d) in stale {
+                                delete.execute(params![q.uid as i64, g, d])?;
+                            }
+                            new_floors.push((q.uid, floor));
+                        }
                     }
                     let engine = EngineState {
                         queues: Vec::new(),
@@ -802,7 +1010,7 @@ fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Re
                         params![serde_json::to_string(&engine).unwrap_or_default()],
                     )?;
                     // What belonged to deleted queues.
-                    for table in ["messages", "dedup", "counters"] {
+                    for table in ["messages", "dedup", "counters", "attempts"] {
                         tx.execute(
                             &format!("DELETE FROM {table} WHERE queue_uid NOT IN (SELECT uid FROM queues)"),
                             [],
@@ -837,7 +1045,13 @@ fn commit(conn: &mut Connection, ops: &[Op], prune: Option<u64>) -> rusqlite::Re
                 "DELETE FROM dedup WHERE expires_ms < ?1",
                 params![now as i64],
             )?;
+            tx.execute(
+                "DELETE FROM attempts WHERE expires_ms < ?1",
+                params![now as i64],
+            )?;
         }
     }
-    tx.commit()
+    tx.commit()?;
+    floors.extend(new_floors);
+    Ok(())
 }

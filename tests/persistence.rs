@@ -45,6 +45,56 @@ impl Running {
         Client::from_conf(config)
     }
 
+    /// A client that reports the first error instead of retrying it.
+    fn client_no_retry(&self) -> Client {
+        let config = aws_sdk_sqs::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+            .endpoint_url(format!("http://127.0.0.1:{}", self.port))
+            .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
+            .build();
+        Client::from_conf(config)
+    }
+
+    /// SIGTERM, then the exit status (within 20 s).
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let start = Instant::now();
+        loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                return exit;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no exit 20 s after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// An admin API call: (status, JSON body).
+    async fn admin(&self, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let response = reqwest::Client::new()
+            .request(
+                method,
+                format!("http://127.0.0.1:{}/_retsu/{path}", self.port),
+            )
+            .body(body.to_string())
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or_default())
+    }
+
     fn url(&self, name: &str) -> String {
         format!("http://127.0.0.1:{}/000000000000/{name}", self.port)
     }
@@ -107,14 +157,22 @@ fn command(dir: &Path, port: u16, extra: &[&str]) -> Command {
         .env_remove("RETSU_DATA_DIR")
         .env_remove("RETSU_DURABILITY")
         .env_remove("RETSU_CONFIG")
+        .env_remove("RETSU_TEST_MAX_DB_PAGES")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     c
 }
 
 async fn start(dir: &Path, extra: &[&str]) -> Running {
+    start_with(dir, extra, &[]).await
+}
+
+async fn start_with(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
     let port = free_port();
-    let child = command(dir, port, extra).spawn().expect("retsu starts");
+    let child = command(dir, port, extra)
+        .envs(env.iter().copied())
+        .spawn()
+        .expect("retsu starts");
     let mut running = Running { child, port };
     let start = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -489,7 +547,7 @@ async fn another_format_is_refused_never_misread() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("format 99") && err.contains("reads format 1"),
+        err.contains("format 99") && err.contains("reads format 2"),
         "{err}"
     );
 }
@@ -500,7 +558,21 @@ async fn another_format_is_refused_never_misread() {
 /// acknowledged, and nothing acknowledged deleted comes back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_under_load_loses_no_acknowledged_message() {
-    let dir = TempDir::new("kill9");
+    load_then_stop("kill9", false).await;
+}
+
+/// SIGTERM in the middle of the same load (the store open, commits in
+/// progress): the server finishes what it was answering, commits, closes
+/// the database and exits 0; after a restart the accounting is the same as
+/// after `kill -9` (every acknowledged send there exactly once unless its
+/// delete was acknowledged).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_under_load_exits_0_and_keeps_everything_acknowledged() {
+    load_then_stop("sigterm", true).await;
+}
+
+async fn load_then_stop(name: &str, graceful: bool) {
+    let dir = TempDir::new(name);
     let s = start(&dir.0, &[]).await;
     let c = s.client();
     let url = c
@@ -577,7 +649,14 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    s.kill9();
+    if graceful {
+        let exit = tokio::task::spawn_blocking(move || s.terminate())
+            .await
+            .unwrap();
+        assert!(exit.success(), "SIGTERM under load: {exit}");
+    } else {
+        s.kill9();
+    }
     for t in tasks {
         t.await.unwrap();
     }
@@ -662,4 +741,691 @@ async fn relaxed_mode_flushes_on_sigterm() {
     let s = start(&dir.0, &[]).await;
     let a = attributes(&s.client(), &s.url("r")).await;
     assert_eq!(a["ApproximateNumberOfMessages"], "50");
+}
+
+const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
+const DEST_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dest";
+
+/// (status, moved, to move, rate, destination) of the latest task.
+async fn latest_task(c: &Client) -> (String, i64, i64, Option<i32>, Option<String>) {
+    let tasks = c
+        .list_message_move_tasks()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap()
+        .results
+        .unwrap_or_default();
+    let t = &tasks[0];
+    (
+        t.status().unwrap().to_string(),
+        t.approximate_number_of_messages_moved(),
+        t.approximate_number_of_messages_to_move().unwrap_or(-1),
+        t.max_number_of_messages_per_second(),
+        t.destination_arn().map(String::from),
+    )
+}
+
+/// Every body in a queue (received with a long visibility timeout).
+async fn drain(c: &Client, url: &str) -> Vec<String> {
+    let mut bodies = Vec::new();
+    loop {
+        let got = c
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .visibility_timeout(3600)
+            .send()
+            .await
+            .unwrap()
+            .messages
+            .unwrap_or_default();
+        if got.is_empty() {
+            return bodies;
+        }
+        bodies.extend(got.iter().map(|m| m.body().unwrap().to_string()));
+    }
+}
+
+/// A move task at 2 messages a second is part-way when the server stops
+/// (`kill -9`, or SIGTERM when `graceful`); after the restart it is still
+/// RUNNING with the count it had reached, goes on at its rate, completes,
+/// and every message is in the destination exactly once.
+async fn move_task_resumes(name: &str, graceful: bool) {
+    let dir = TempDir::new(name);
+    let s = start(&dir.0, FROZEN).await;
+    let c = s.client();
+    for q in ["dlq", "dest"] {
+        c.create_queue().queue_name(q).send().await.unwrap();
+    }
+    c.create_queue()
+        .queue_name("src")
+        .attributes(
+            QueueAttributeName::RedrivePolicy,
+            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":"3"}}"#),
+        )
+        .send()
+        .await
+        .unwrap();
+    for i in 0..10 {
+        c.send_message()
+            .queue_url(s.url("dlq"))
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    c.start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .destination_arn(DEST_ARN)
+        .max_number_of_messages_per_second(2)
+        .send()
+        .await
+        .unwrap();
+    // The first second's 2 at once, then 2 per second: 6 after 2 s.
+    s.advance("2s").await;
+    let before = latest_task(&c).await;
+    assert_eq!(
+        before,
+        ("RUNNING".into(), 6, 10, Some(2), Some(DEST_ARN.into()))
+    );
+    assert_eq!(counts(&c, &s.url("dlq")).await.0, "4");
+    assert_eq!(counts(&c, &s.url("dest")).await.0, "6");
+    if graceful {
+        let exit = s.terminate();
+        assert!(exit.success(), "{exit}");
+    } else {
+        s.kill9();
+    }
+
+    // The frozen clock starts where it was stopped.
+    let s = start(
+        &dir.0,
+        &["--clock", "frozen", "--clock-start", "2026-01-01T00:00:02Z"],
+    )
+    .await;
+    let c = s.client();
+    assert_eq!(latest_task(&c).await, before);
+    assert_eq!(counts(&c, &s.url("dlq")).await.0, "4");
+    assert_eq!(counts(&c, &s.url("dest")).await.0, "6");
+    // It goes on at its rate: 2 more a second.
+    s.advance("1s").await;
+    assert_eq!(latest_task(&c).await.1, 8);
+    s.advance("2s").await;
+    let (status, moved, ..) = latest_task(&c).await;
+    assert_eq!((status.as_str(), moved), ("COMPLETED", 10));
+    let mut bodies = drain(&c, &s.url("dest")).await;
+    bodies.sort();
+    let mut expected: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+    expected.sort();
+    assert_eq!(bodies, expected, "each message in the destination once");
+    assert_eq!(
+        counts(&c, &s.url("dlq")).await,
+        ("0".into(), "0".into(), "0".into())
+    );
+    s.kill9();
+}
+
+#[tokio::test]
+async fn a_running_move_task_resumes_after_kill_9() {
+    move_task_resumes("move-kill9", false).await;
+}
+
+#[tokio::test]
+async fn a_running_move_task_resumes_after_sigterm() {
+    move_task_resumes("move-term", true).await;
+}
+
+async fn send_fifo(c: &Client, url: &str, body: &str, dedup: &str) -> (String, String) {
+    let r = c
+        .send_message()
+        .queue_url(url)
+        .message_body(body)
+        .message_group_id("g")
+        .message_deduplication_id(dedup)
+        .send()
+        .await
+        .unwrap();
+    (
+        r.message_id().unwrap().to_string(),
+        r.sequence_number().unwrap().to_string(),
+    )
+}
+
+/// Admin API changes, each followed by `kill -9` and a restart: a queue
+/// reset (emptied, its deduplication window forgotten), delete by id,
+/// restore to a named queue (of a message a receive dead-lettered), and a
+/// full reset (every queue deleted).
+#[tokio::test]
+async fn admin_changes_survive_kill_9() {
+    let dir = TempDir::new("admin");
+    let s = start(&dir.0, FROZEN).await;
+    let c = s.client();
+    let fifo = c
+        .create_queue()
+        .queue_name("f.fifo")
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    send_fifo(&c, &fifo, "before-1", "d0").await;
+    let (_, seq_before) = send_fifo(&c, &fifo, "before-2", "d1").await;
+    let (status, body) = s
+        .admin("POST", "queues/us-east-1/000000000000/f.fifo/reset", "")
+        .await;
+    assert_eq!(
+        (status, &body["messages_removed"]),
+        (200, &serde_json::json!(2))
+    );
+    // The window is empty: d1 is a new message now.
+    let (after_id, after_seq) = send_fifo(&c, &fifo, "after", "d1").await;
+    assert!(after_seq.parse::<u128>().unwrap() > seq_before.parse::<u128>().unwrap());
+    s.kill9();
+
+    let s = start(&dir.0, FROZEN).await;
+    let c = s.client();
+    let fifo = s.url("f.fifo");
+    assert_eq!(counts(&c, &fifo).await.0, "1", "the reset emptied it");
+    // d0 was forgotten by the reset: a new message, not a duplicate.
+    let (d0_id, _) = send_fifo(&c, &fifo, "d0-again", "d0").await;
+    assert_eq!(
+        counts(&c, &fifo).await.0,
+        "2",
+        "d0 is not deduplicated ({d0_id})"
+    );
+    // d1 as sent after the reset still deduplicates.
+    let (again_id, again_seq) = send_fifo(&c, &fifo, "after", "d1").await;
+    assert_eq!((again_id, again_seq), (after_id, after_seq));
+    assert_eq!(counts(&c, &fifo).await.0, "2");
+
+    // Delete by id, and restore to a named queue a message that a receive
+    // moved to the dead-letter queue.
+    for q in ["dlq", "other", "plain"] {
+        c.create_queue().queue_name(q).send().await.unwrap();
+    }
+    let src = c
+        .create_queue()
+        .queue_name("src")
+        .attributes(QueueAttributeName::VisibilityTimeout, "10")
+        .attributes(
+            QueueAttributeName::RedrivePolicy,
+            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":"1"}}"#),
+        )
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let poison = c
+        .send_message()
+        .queue_url(&src)
+        .message_body("poison")
+        .send()
+        .await
+        .unwrap()
+        .message_id
+        .unwrap();
+    // Received with the queue's 10 s visibility timeout.
+    let receive = || async {
+        c.receive_message()
+            .queue_url(&src)
+            .send()
+            .await
+            .unwrap()
+            .messages
+            .unwrap_or_default()
+            .len()
+    };
+    assert_eq!(receive().await, 1);
+    s.advance("11s").await;
+    // Its second receive moves it to the dead-letter queue.
+    assert_eq!(receive().await, 0);
+    assert_eq!(counts(&c, &s.url("dlq")).await.0, "1");
+    let (status, _) = s
+        .admin(
+            "POST",
+            &format!("queues/us-east-1/000000000000/dlq/messages/{poison}/restore"),
+            &format!(r#"{{"to":"{}"}}"#, s.url("other")),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let plain = s.url("plain");
+    let mut ids = Vec::new();
+    for body in ["keep", "drop"] {
+        ids.push(
+            c.send_message()
+                .queue_url(&plain)
+                .message_body(body)
+                .send()
+                .await
+                .unwrap()
+                .message_id
+                .unwrap(),
+        );
+    }
+    let (status, _) = s
+        .admin(
+            "DELETE",
+            &format!("queues/us-east-1/000000000000/plain/messages/{}", ids[1]),
+            "",
+        )
+        .await;
+    assert_eq!(status, 200);
+    s.kill9();
+
+    let s = start(&dir.0, FROZEN).await;
+    let c = s.client();
+    assert_eq!(counts(&c, &s.url("src")).await.0, "0");
+    assert_eq!(counts(&c, &s.url("dlq")).await.0, "0", "restored out");
+    assert_eq!(drain(&c, &s.url("other")).await, vec!["poison".to_string()]);
+    assert_eq!(drain(&c, &s.url("plain")).await, vec!["keep".to_string()]);
+
+    // A full reset deletes every queue.
+    let (status, body) = s.admin("POST", "reset", "").await;
+    assert_eq!(
+        (status, &body["queues_deleted"]),
+        (200, &serde_json::json!(5))
+    );
+    s.kill9();
+    let s = start(&dir.0, FROZEN).await;
+    let left = s
+        .client()
+        .list_queues()
+        .send()
+        .await
+        .unwrap()
+        .queue_urls
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    s.kill9();
+}
+
+/// (message id, receipt handle) of each message received.
+async fn receive_attempt(c: &Client, url: &str, attempt: &str) -> Vec<(String, String)> {
+    c.receive_message()
+        .queue_url(url)
+        .max_number_of_messages(10)
+        .visibility_timeout(60)
+        .receive_request_attempt_id(attempt)
+        .send()
+        .await
+        .unwrap()
+        .messages
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            (
+                m.message_id().unwrap().to_string(),
+                m.receipt_handle().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A FIFO receive retried with the same ReceiveRequestAttemptId after a
+/// restart gets the same messages and receipt handles, as it would without
+/// the restart; one whose message's visibility was changed since receives
+/// afresh, as in memory.
+#[tokio::test]
+async fn receive_attempts_replay_after_kill_9() {
+    let dir = TempDir::new("attempts");
+    let s = start(&dir.0, FROZEN).await;
+    let c = s.client();
+    let url = c
+        .create_queue()
+        .queue_name("a.fifo")
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .attributes(QueueAttributeName::ContentBasedDeduplication, "true")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for (group, body) in [("g1", "a"), ("g1", "b"), ("g2", "c")] {
+        c.send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .message_group_id(group)
+            .send()
+            .await
+            .unwrap();
+    }
+    let first = receive_attempt(&c, &url, "try-1").await;
+    assert_eq!(first.len(), 3);
+    // A second attempt whose message then has its visibility changed: the
+    // attempt is void (in memory, and so after a restart).
+    c.send_message()
+        .queue_url(&url)
+        .message_body("d")
+        .message_group_id("g3")
+        .send()
+        .await
+        .unwrap();
+    let second = receive_attempt(&c, &url, "try-2").await;
+    assert_eq!(second.len(), 1);
+    c.change_message_visibility()
+        .queue_url(&url)
+        .receipt_handle(&second[0].1)
+        .visibility_timeout(120)
+        .send()
+        .await
+        .unwrap();
+    s.kill9();
+
+    let s = start(
+        &dir.0,
+        &["--clock", "frozen", "--clock-start", "2026-01-01T00:00:10Z"],
+    )
+    .await;
+    let c = s.client();
+    let url = s.url("a.fifo");
+    assert_eq!(receive_attempt(&c, &url, "try-1").await, first);
+    // Fresh: every group is held by a message in flight.
+    assert!(receive_attempt(&c, &url, "try-2").await.is_empty());
+    s.kill9();
+
+    // The replay (which extended the messages' visibility) keeps the
+    // attempt: a second restart replays it again.
+    let s = start(
+        &dir.0,
+        &["--clock", "frozen", "--clock-start", "2026-01-01T00:00:20Z"],
+    )
+    .await;
+    let c = s.client();
+    assert_eq!(receive_attempt(&c, &s.url("a.fifo"), "try-1").await, first);
+    // Its handles still delete.
+    for (_, handle) in &first {
+        c.delete_message()
+            .queue_url(s.url("a.fifo"))
+            .receipt_handle(handle)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        counts(&c, &s.url("a.fifo")).await,
+        ("0".into(), "1".into(), "0".into())
+    );
+    s.kill9();
+}
+
+/// The error code of a failed SDK call.
+fn code_of<E, R>(e: &aws_sdk_sqs::error::SdkError<E, R>) -> String
+where
+    E: aws_sdk_sqs::error::ProvideErrorMetadata,
+{
+    e.as_service_error()
+        .and_then(|s| s.code())
+        .unwrap_or("<no service error>")
+        .to_string()
+}
+
+/// Sends 8 KiB messages until one fails; returns (acknowledged bodies,
+/// the body whose send failed, its error code).
+async fn fill(c: &Client, url: &str, tag: &str) -> (Vec<String>, String, String) {
+    let filler = "x".repeat(8 * 1024);
+    let mut acked = Vec::new();
+    for i in 0..2000 {
+        let body = format!("{tag}{i}:{filler}");
+        match c
+            .send_message()
+            .queue_url(url)
+            .message_body(&body)
+            .send()
+            .await
+        {
+            Ok(_) => acked.push(body),
+            Err(e) => return (acked, body, code_of(&e)),
+        }
+    }
+    panic!("2000 sends of 8 KiB and the store never filled up");
+}
+
+/// While writes fail: changes are refused with InternalError (nothing more
+/// gets into memory), reads answer.
+async fn refuses_changes_serves_reads(s: &Running, url: &str, stored: usize) {
+    let c = s.client_no_retry();
+    let e = c
+        .send_message()
+        .queue_url(url)
+        .message_body("refused")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), "InternalError");
+    let e = c.receive_message().queue_url(url).send().await.unwrap_err();
+    assert_eq!(code_of(&e), "InternalError", "a receive changes state");
+    let e = c.create_queue().queue_name("new").send().await.unwrap_err();
+    assert_eq!(code_of(&e), "InternalError");
+    // Reads: the failed send is in memory (pending, retried), the refused
+    // ones are not.
+    let visible: usize = counts(&c, url).await.0.parse().unwrap();
+    assert!(
+        visible == stored || visible == stored + 1,
+        "{visible} visible, {stored} acknowledged"
+    );
+    let urls = c.list_queues().send().await.unwrap().queue_urls.unwrap();
+    assert_eq!(urls, vec![url.to_string()]);
+    let (status, body) = s
+        .admin(
+            "GET",
+            "queues/us-east-1/000000000000/q/messages?limit=1",
+            "",
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+    // Admin changes are refused too.
+    let (status, _) = s
+        .admin("POST", "queues/us-east-1/000000000000/q/reset", "")
+        .await;
+    assert_eq!(status, 503);
+}
+
+/// The store fills up (SQLite's `max_page_count`, set through the
+/// test-only RETSU_TEST_MAX_DB_PAGES, fails writes with SQLITE_FULL as a
+/// full disk does): the send whose commit failed gets InternalError, later
+/// changes are refused, reads answer; after `kill -9` and a restart without
+/// the cap, exactly the acknowledged messages are there.
+#[tokio::test]
+async fn a_full_store_refuses_changes_serves_reads_and_keeps_what_was_acknowledged() {
+    let dir = TempDir::new("full");
+    let s = start_with(&dir.0, &[], &[("RETSU_TEST_MAX_DB_PAGES", "64")]).await;
+    let c = s.client_no_retry();
+    let url = c
+        .create_queue()
+        .queue_name("q")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let (acked, failed, code) = fill(&c, &url, "m").await;
+    assert_eq!(code, "InternalError");
+    assert!(acked.len() >= 5, "only {} sends fit", acked.len());
+    refuses_changes_serves_reads(&s, &url, acked.len()).await;
+    s.kill9();
+
+    let s = start(&dir.0, &[]).await;
+    let c = s.client();
+    let mut stored = drain(&c, &s.url("q")).await;
+    stored.sort();
+    let mut expected = acked.clone();
+    expected.sort();
+    assert!(
+        !stored.contains(&failed),
+        "the failed send was never committed"
+    );
+    assert_eq!(stored.len(), expected.len());
+    assert!(stored == expected, "exactly the acknowledged sends");
+    // Without the cap, writes work again.
+    c.send_message()
+        .queue_url(s.url("q"))
+        .message_body("fine")
+        .send()
+        .await
+        .unwrap();
+    s.kill9();
+}
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A real full disk: a 4 MiB tmpfs (needs root to mount; skipped
+/// otherwise). A filler file takes the free space; the send whose commit
+/// fails gets InternalError, changes are refused and reads served; once
+/// the filler is removed the journal's retry commits the pending change
+/// and service resumes; after SIGTERM and a restart every acknowledged
+/// message is there once.
+#[tokio::test]
+async fn a_full_disk_refuses_changes_then_recovers() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let root = TempDir::new("tmpfs");
+    std::fs::create_dir_all(&root.0).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&root.0)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let mount = Mount(root.0.clone());
+    let data = mount.0.join("data");
+    let s = start(&data, &[]).await;
+    let c = s.client_no_retry();
+    let url = c
+        .create_queue()
+        .queue_name("q")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    c.send_message()
+        .queue_url(&url)
+        .message_body("first")
+        .send()
+        .await
+        .unwrap();
+    // Take every free byte.
+    let filler_path = mount.0.join("filler");
+    {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(&filler_path).unwrap();
+        let block = vec![0u8; 64 * 1024];
+        while filler.write_all(&block).is_ok() {}
+        let one = [0u8; 1];
+        while filler.write_all(&one).is_ok() {}
+        let _ = filler.sync_all();
+    }
+    let (mut acked, failed, code) = fill(&c, &url, "m").await;
+    assert_eq!(code, "InternalError");
+    acked.insert(0, "first".into());
+    refuses_changes_serves_reads(&s, &url, acked.len()).await;
+
+    // Space again: the retry (every 500 ms) commits and service resumes.
+    std::fs::remove_file(&filler_path).unwrap();
+    let start_wait = Instant::now();
+    loop {
+        match c
+            .send_message()
+            .queue_url(&url)
+            .message_body("after")
+            .send()
+            .await
+        {
+            Ok(_) => break,
+            Err(e) => {
+                assert_eq!(code_of(&e), "InternalError");
+                assert!(
+                    start_wait.elapsed() < Duration::from_secs(10),
+                    "writes did not resume"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    acked.push("after".into());
+    let exit = s.terminate();
+    assert!(exit.success(), "{exit}");
+
+    let s = start(&data, &[]).await;
+    let c = s.client();
+    let stored = drain(&c, &s.url("q")).await;
+    for body in &acked {
+        assert_eq!(
+            stored.iter().filter(|b| *b == body).count(),
+            1,
+            "{} stored once",
+            &body[..body.len().min(12)]
+        );
+    }
+    // The send that failed was retried and committed once space returned:
+    // its error said it may have taken effect.
+    assert!(stored.iter().filter(|b| **b == failed).count() <= 1);
+    assert!(stored.len() <= acked.len() + 1);
+    s.kill9();
+    drop(mount);
+}
+
+/// A format-1 directory (before receive attempts were stored) is migrated
+/// at open, its contents kept.
+#[tokio::test]
+async fn a_format_1_directory_is_migrated() {
+    let dir = TempDir::new("migrate");
+    let s = start(&dir.0, &[]).await;
+    let c = s.client();
+    let url = c
+        .create_queue()
+        .queue_name("old")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    c.send_message()
+        .queue_url(&url)
+        .message_body("kept")
+        .send()
+        .await
+        .unwrap();
+    s.kill9();
+    let conn = rusqlite::Connection::open(dir.0.join("retsu.sqlite3")).unwrap();
+    conn.execute_batch("DROP TABLE attempts; UPDATE meta SET value = 1 WHERE key = 'format';")
+        .unwrap();
+    drop(conn);
+
+    let s = start(&dir.0, &[]).await;
+    assert_eq!(
+        drain(&s.client(), &s.url("old")).await,
+        vec!["kept".to_string()]
+    );
+    s.kill9();
+    let conn = rusqlite::Connection::open(dir.0.join("retsu.sqlite3")).unwrap();
+    let format: i64 = conn
+        .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(format, 2);
+    let attempts: i64 = conn
+        .query_row("SELECT count(*) FROM attempts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(attempts, 0);
 }

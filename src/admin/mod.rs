@@ -127,6 +127,7 @@ pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
         StatusCode::NOT_FOUND => "NotFound",
         StatusCode::UNAUTHORIZED => "Unauthorized",
         StatusCode::CONFLICT => "Conflict",
+        StatusCode::SERVICE_UNAVAILABLE => "ServiceUnavailable",
         _ => "BadRequest",
     };
     let mut response = reply(
@@ -254,18 +255,47 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
             .collect(),
         body,
     };
+    let m = &request.method;
+    // Changes to stored state: with a data directory they are refused
+    // while writes fail, and answered only once durable, as SQS actions
+    // are (`Engine::handle`). `Some(true)`: queue-level state changes too.
+    let persisted = match segs.as_slice() {
+        ["queues", _, _, _, "messages", _] if m == Method::DELETE => Some(false),
+        ["queues", _, _, _, "messages", _, "restore"] if m == Method::POST => Some(false),
+        ["queues", _, _, _, "reset"] | ["reset"] if m == Method::POST => Some(true),
+        _ => None,
+    };
+    if persisted.is_some() && admin.engine.storage_failing() {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server cannot write to its data directory; only reads are served until it can",
+        );
+    }
+    let response = route(&admin, &segs, &request, path);
+    if let Some(queue_level) = persisted {
+        if response.status().is_success() {
+            if let Err(e) = admin.engine.persisted(queue_level).await {
+                return error(StatusCode::SERVICE_UNAVAILABLE, e.message);
+            }
+        }
+    }
+    response
+}
+
+fn route(admin: &Arc<Admin>, segs: &[&str], request: &AdminRequest, path: &str) -> Response {
+    let admin = admin.clone();
     let key = |r: &str, a: &str, n: &str| QueueKey {
         region: r.to_string(),
         account: a.to_string(),
         name: n.to_string(),
     };
     let m = &request.method;
-    match segs.as_slice() {
+    match segs {
         ["health"] if m == Method::GET => queues::health(&admin),
         ["queues"] if m == Method::GET => queues::list(&admin),
         ["queues", r, a, n] if m == Method::GET => queues::one(&admin, &key(r, a, n)),
         ["queues", r, a, n, "messages"] if m == Method::GET => {
-            peek::list(&admin, &key(r, a, n), &request)
+            peek::list(&admin, &key(r, a, n), request)
         }
         ["queues", r, a, n, "messages", id] if m == Method::GET => {
             peek::one(&admin, &key(r, a, n), id)
@@ -274,20 +304,20 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
             dead_letters::delete(&admin, &key(r, a, n), id)
         }
         ["queues", r, a, n, "messages", id, "restore"] if m == Method::POST => {
-            dead_letters::restore(&admin, &key(r, a, n), id, &request)
+            dead_letters::restore(&admin, &key(r, a, n), id, request)
         }
         ["queues", r, a, n, "reset"] if m == Method::POST => reset::queue(&admin, &key(r, a, n)),
         ["clock"] if m == Method::GET => clock::show(&admin),
-        ["clock"] if m == Method::POST => clock::change(&admin, &request),
+        ["clock"] if m == Method::POST => clock::change(&admin, request),
         ["reset"] if m == Method::POST => reset::all(&admin),
         ["faults"] if m == Method::GET => faults::show(&admin),
-        ["faults"] if m == Method::POST => faults::set(&admin, &request),
-        ["faults"] if m == Method::DELETE => faults::clear(&admin, &request),
+        ["faults"] if m == Method::POST => faults::set(&admin, request),
+        ["faults"] if m == Method::DELETE => faults::clear(&admin, request),
         ["messages", id] if m == Method::GET => history::message(&admin, id),
-        ["events"] if m == Method::GET => history::events(&admin, &request),
+        ["events"] if m == Method::GET => history::events(&admin, request),
         _ => error(
             StatusCode::NOT_FOUND,
-            format!("no admin endpoint {} {path}", parts.method),
+            format!("no admin endpoint {} {path}", request.method),
         ),
     }
 }

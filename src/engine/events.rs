@@ -34,6 +34,11 @@ pub struct RawEvent {
     /// operation applied); `None`: now.
     pub at: Option<u64>,
     pub note: Option<Arc<str>>,
+    /// A FIFO receive with a ReceiveRequestAttemptId: on `Received`, the
+    /// attempt this receive recorded; on `VisibilityChanged`, the attempt
+    /// whose retry extended the message (any other visibility change
+    /// invalidates the attempts that returned the message).
+    pub attempt: Option<Arc<str>>,
 }
 
 /// One transition of one message.
@@ -65,6 +70,8 @@ pub struct Snapshot {
     pub queue_uid: u64,
     pub slot: u64,
     pub message: Option<Arc<StoredMessage>>,
+    /// The receive attempt (see [`RawEvent::attempt`]).
+    pub attempt: Option<Arc<str>>,
 }
 
 impl Transition {
@@ -127,6 +134,54 @@ pub trait Subscriber: Send + Sync {
     /// tags, policies, purge, move tasks): the full queue-level state.
     /// Only subscribers that [`EventBus::capture`] get it.
     fn queues_changed(&self, _state: &super::persist::EngineState) {}
+
+    /// A group of changes that only make sense together begins on this
+    /// thread (a message leaving one queue and arriving in another; a move
+    /// task's step with its progress count): what this thread publishes
+    /// until [`Subscriber::end_group`] is one unit. The bus calls these
+    /// only for the outermost group, and only while capturing.
+    fn begin_group(&self) {}
+
+    fn end_group(&self) {}
+}
+
+thread_local! {
+    /// The event buses with a group open on this thread, and its depth.
+    static OPEN_GROUPS: std::cell::RefCell<Vec<(usize, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An open group of changes (see [`Subscriber::begin_group`]); closed when
+/// dropped. Not `Send`: a group lives on one thread and never spans an
+/// await, so its changes are published by the thread that opened it.
+pub struct Group<'a> {
+    bus: Option<&'a EventBus>,
+    _one_thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for Group<'_> {
+    fn drop(&mut self) {
+        let Some(bus) = self.bus else { return };
+        let id = bus as *const EventBus as usize;
+        let last = OPEN_GROUPS.with(|open| {
+            let mut open = open.borrow_mut();
+            let Some(i) = open.iter().position(|(b, _)| *b == id) else {
+                return false;
+            };
+            open[i].1 -= 1;
+            if open[i].1 == 0 {
+                open.swap_remove(i);
+                true
+            } else {
+                false
+            }
+        });
+        if last {
+            let subscribers = bus.subscribers.read().unwrap_or_else(|p| p.into_inner());
+            for s in subscribers.iter() {
+                s.end_group();
+            }
+        }
+    }
 }
 
 /// The subscribers, and the server-wide event order.
@@ -161,6 +216,41 @@ impl EventBus {
 
     pub fn is_capturing(&self) -> bool {
         self.capture.load(Ordering::Acquire)
+    }
+
+    /// Opens a group of changes kept together (see
+    /// [`Subscriber::begin_group`]); a no-op unless capturing.
+    pub fn group(&self) -> Group<'_> {
+        if !self.is_capturing() {
+            return Group {
+                bus: None,
+                _one_thread: std::marker::PhantomData,
+            };
+        }
+        let id = self as *const EventBus as usize;
+        let first = OPEN_GROUPS.with(|open| {
+            let mut open = open.borrow_mut();
+            match open.iter_mut().find(|(b, _)| *b == id) {
+                Some(entry) => {
+                    entry.1 += 1;
+                    false
+                }
+                None => {
+                    open.push((id, 1));
+                    true
+                }
+            }
+        });
+        if first {
+            let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+            for s in subscribers.iter() {
+                s.begin_group();
+            }
+        }
+        Group {
+            bus: Some(self),
+            _one_thread: std::marker::PhantomData,
+        }
     }
 
     /// Reports queue-level state to the subscribers.
@@ -208,6 +298,7 @@ impl EventBus {
                         queue_uid,
                         slot: r.seq,
                         message: snapshots[i].clone(),
+                        attempt: r.attempt.clone(),
                     }),
                 })
             })

@@ -348,6 +348,8 @@ impl Engine {
                 target.key.name
             )));
         }
+        // Out of one queue and into the other as one change (journal).
+        let group = self.shared.events.group();
         let message = queue
             .lock_at(now)
             .store
@@ -372,6 +374,7 @@ impl Engine {
             .store
             .insert(restored, now, now, Transition::RestoredIn);
         drop(state);
+        drop(group);
         queue.notify.notify_waiters();
         target.notify.notify_waiters();
         Ok(Restored {
@@ -388,6 +391,7 @@ impl Engine {
         let removed = state.store.purge();
         state.attempts.clear();
         state.dedup = Default::default();
+        state.dedup_floor = state.last_sequence;
         state.last_purge_ms = None;
         Ok(removed)
     }

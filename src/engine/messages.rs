@@ -511,13 +511,23 @@ impl Engine {
         params: &ReceiveParams,
     ) -> Result<(Vec<Message>, Option<u64>), SqsError> {
         let redrive = self.dead_letter_target(queue);
+        // A message moved to the dead-letter queue leaves this queue and
+        // arrives in that one as one change (for the journal).
+        let _group = redrive.is_some().then(|| self.shared.events.group());
         let now = self.now();
         let mut state = queue.lock_at(now);
         let visibility_ms = params
             .visibility_ms
             .unwrap_or(state.settings.visibility_timeout as u64 * 1000);
 
+        let outbox_from = state.store.outbox_len();
         if let Some(replayed) = replay_attempt(&mut state, queue, params, now, visibility_ms) {
+            if let Some(id) = &params.attempt_id {
+                // The journal keeps the attempt: this is its retry.
+                state
+                    .store
+                    .mark_attempt(outbox_from, &Arc::from(id.as_str()));
+            }
             return Ok((replayed, None));
         }
         if !queue.is_fifo() && state.store.in_flight_count() >= MAX_IN_FLIGHT {
@@ -558,6 +568,10 @@ impl Engine {
                     messages: entries,
                 },
             );
+            // The journal learns the attempt from its Received events.
+            state
+                .store
+                .mark_attempt(outbox_from, &Arc::from(id.as_str()));
         }
         let next_wake = state.store.next_wake();
         drop(state);

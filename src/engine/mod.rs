@@ -206,6 +206,8 @@ pub struct Engine {
     faults: crate::faults::Faults,
     /// The persistence journal's "durable yet?", awaited before answering.
     durability: std::sync::OnceLock<Arc<dyn persist::Durability>>,
+    /// Orders queue-level reports to the journal (`persist.rs`).
+    persist_order: std::sync::Mutex<()>,
 }
 
 impl Engine {
@@ -242,6 +244,7 @@ impl Engine {
             }),
             faults: crate::faults::Faults::default(),
             durability: std::sync::OnceLock::new(),
+            persist_order: std::sync::Mutex::new(()),
         })
     }
 

@@ -1,7 +1,8 @@
 //! What the persistence journal needs from the engine, and nothing about
 //! how it stores it: the queue-level state as plain data (reported through
-//! [`Subscriber::queues_changed`] after every queue-level action), and the
-//! way back in at start ([`Restorer`]).
+//! [`Subscriber::queues_changed`] after every queue-level action, every
+//! admin API change, and every move-task step that moved something), and
+//! the way back in at start ([`Restorer`]).
 //!
 //! Messages travel in the event stream ([`events::Snapshot`]); what is here
 //! changes rarely (queues, attributes, tags, policies, purge and
@@ -18,7 +19,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::queue::{DedupEntry, Queue, DEDUP_WINDOW_MS};
+pub use super::queue::DEDUP_WINDOW_MS;
+use super::queue::{Attempt, DedupEntry, Queue};
 use super::store::StoredMessage;
 use super::{Engine, QueueKey};
 use crate::api::Request;
@@ -59,6 +61,11 @@ pub struct QueueRecord {
     pub dedup_per_group: bool,
     /// The last FIFO sequence number, as a decimal string (u128).
     pub last_sequence: String,
+    /// Deduplication ids of messages with sequence numbers up to this one
+    /// are forgotten (an admin reset cleared the window); decimal, "" or
+    /// "0" for none.
+    #[serde(default)]
+    pub dedup_floor: String,
 }
 
 /// The engine's queue-level state.
@@ -142,6 +149,12 @@ pub(super) fn changes_queues(request: &Request) -> bool {
 impl Engine {
     /// The queue-level state as it is now.
     pub fn queue_level_state(&self) -> EngineState {
+        self.queue_level_state_with(self.tasks.snapshot())
+    }
+
+    /// The queue-level state, with the move tasks as given (a caller that
+    /// holds the task list passes its snapshot).
+    pub(super) fn queue_level_state_with(&self, move_tasks: serde_json::Value) -> EngineState {
         let queues: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
         let queues = queues
             .iter()
@@ -163,6 +176,7 @@ impl Engine {
                     tags: state.tags.clone(),
                     dedup_per_group: state.dedup_per_group,
                     last_sequence: state.last_sequence.to_string(),
+                    dedup_floor: state.dedup_floor.to_string(),
                 }
             })
             .collect();
@@ -181,7 +195,7 @@ impl Engine {
                     )
                 })
                 .collect(),
-            move_tasks: self.tasks.snapshot(),
+            move_tasks,
         }
     }
 
@@ -189,9 +203,36 @@ impl Engine {
     /// journal); called after every action that may have changed it.
     pub fn queues_changed(&self) {
         if self.shared.events.is_capturing() {
+            // Taken and reported under one lock, so reports reach the
+            // journal in the order taken: an older one never overwrites
+            // a newer one.
+            let _order = self.lock_persist_order();
             let state = self.queue_level_state();
             self.shared.events.queues_changed(&state);
         }
+    }
+
+    pub(super) fn lock_persist_order(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.persist_order.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writing to the data directory has failed and not recovered: changes
+    /// are refused (memory must not run ahead of the disk).
+    pub fn storage_failing(&self) -> bool {
+        self.durability.get().is_some_and(|d| d.failing())
+    }
+
+    /// For changes made outside [`Engine::handle`] (the admin API): reports
+    /// the queue-level state if `queue_level`, then waits until everything
+    /// changed so far is durable. Without persistence, returns at once.
+    pub async fn persisted(&self, queue_level: bool) -> Result<(), crate::error::SqsError> {
+        let Some(durability) = self.durability.get() else {
+            return Ok(());
+        };
+        if queue_level {
+            self.queues_changed();
+        }
+        durability.wait().await
     }
 
     /// Starts putting back persisted state (at start, before serving).
@@ -224,6 +265,7 @@ impl Engine {
                 s.last_purge_ms = record.last_purge_ms;
                 s.dedup_per_group = record.dedup_per_group;
                 s.last_sequence = record.last_sequence.parse().unwrap_or(0);
+                s.dedup_floor = record.dedup_floor.parse().unwrap_or(0);
             }
             self.next_queue_uid
                 .fetch_max(record.uid + 1, Ordering::Relaxed);
@@ -242,7 +284,7 @@ impl Engine {
             );
         }
         if !state.move_tasks.is_null() {
-            self.tasks.restore(state.move_tasks);
+            self.tasks.restore(state.move_tasks, self.now());
         }
         Restorer {
             by_uid,
@@ -281,7 +323,7 @@ impl Restorer<'_> {
         };
         let mut state = queue.lock();
         state.last_sequence = state.last_sequence.max(record.sequence_number);
-        if record.expires_ms <= self.now {
+        if record.expires_ms <= self.now || record.sequence_number <= state.dedup_floor {
             return;
         }
         let scope = if state.dedup_per_group {
@@ -295,6 +337,30 @@ impl Restorer<'_> {
                 message_id: record.message_id,
                 sequence_number: record.sequence_number,
                 expires_ms: record.expires_ms,
+            },
+        );
+    }
+
+    /// Puts back a FIFO receive attempt still inside its window (whether
+    /// its messages are still as it left them is checked on the retry).
+    pub fn attempt(
+        &mut self,
+        queue_uid: u64,
+        id: String,
+        expires_ms: u64,
+        messages: Vec<(u64, u64)>,
+    ) {
+        let Some(queue) = self.by_uid.get(&queue_uid) else {
+            return;
+        };
+        if expires_ms <= self.now {
+            return;
+        }
+        queue.lock().attempts.insert(
+            id,
+            Attempt {
+                expires_ms,
+                messages,
             },
         );
     }

@@ -56,6 +56,10 @@ pub struct QueueState {
     /// FIFO ReceiveRequestAttemptId → what that attempt returned.
     pub attempts: HashMap<String, Attempt>,
     pub last_sequence: u128,
+    /// Sends with sequence numbers up to here are out of the deduplication
+    /// window whatever their age (an admin reset cleared it); persisted so
+    /// a restart does not bring their ids back.
+    pub dedup_floor: u128,
 }
 
 /// The result of one FIFO receive attempt, replayed on a retry.
@@ -158,6 +162,7 @@ impl Queue {
                 dedup_per_group,
                 attempts: HashMap::new(),
                 last_sequence: 0,
+                dedup_floor: 0,
             }),
             notify: Notify::new(),
             deleted: AtomicBool::new(false),

@@ -63,6 +63,13 @@ struct Task {
     moved: i64,
     to_move: i64,
     failure_reason: Option<String>,
+    /// Where the rate's seconds count from: `started_ms`, pushed later by
+    /// the time the server was down (see `MoveTasks::restore`).
+    #[serde(default)]
+    paced_from_ms: Option<u64>,
+    /// When the task last moved something (persisted with the count).
+    #[serde(default)]
+    last_step_ms: Option<u64>,
 }
 
 /// Every move task, by source queue ARN (oldest first).
@@ -80,16 +87,27 @@ impl MoveTasks {
 
     /// Every task, for the persistence journal.
     pub(super) fn snapshot(&self) -> serde_json::Value {
-        serde_json::to_value(&*self.lock()).unwrap_or_default()
+        snapshot_of(&self.lock())
     }
 
     /// Puts back the tasks of a snapshot (at start, before serving): a
-    /// task that was running goes on from where it was.
-    pub(super) fn restore(&self, snapshot: serde_json::Value) {
-        if let Ok(tasks) = serde_json::from_value(snapshot) {
-            *self.lock() = tasks;
-            self.changed.notify_one();
+    /// task that was running goes on from the count it had reached. The
+    /// time the server was down does not count towards its rate (else it
+    /// would move a burst to catch up): its seconds resume from `now`.
+    pub(super) fn restore(&self, snapshot: serde_json::Value, now: u64) {
+        let Ok(mut tasks) = serde_json::from_value::<HashMap<String, Vec<Task>>>(snapshot) else {
+            return;
+        };
+        for task in tasks.values_mut().flatten() {
+            if task.status == Status::Running && task.rate.is_some() {
+                let last = task.last_step_ms.unwrap_or(task.started_ms);
+                let paced_from = task.paced_from_ms.unwrap_or(task.started_ms);
+                task.paced_from_ms = Some(paced_from + now.saturating_sub(last));
+                task.last_step_ms = Some(now.max(last));
+            }
         }
+        *self.lock() = tasks;
+        self.changed.notify_one();
     }
 
     /// Forgets every task (admin reset).
@@ -97,6 +115,10 @@ impl MoveTasks {
         self.lock().clear();
         self.changed.notify_one();
     }
+}
+
+fn snapshot_of(tasks: &HashMap<String, Vec<Task>>) -> serde_json::Value {
+    serde_json::to_value(tasks).unwrap_or_default()
 }
 
 fn allows(dlq: &Queue, source_arn: &str) -> bool {
@@ -314,6 +336,8 @@ impl Engine {
             moved: 0,
             to_move,
             failure_reason: None,
+            paced_from_ms: None,
+            last_step_ms: None,
         });
         if list.len() > HISTORY {
             let excess = list.len() - HISTORY;
@@ -427,22 +451,46 @@ impl Engine {
 
     /// Moves what every running task is due to have moved by now. Returns
     /// when a task next has work.
+    ///
+    /// With persistence, a step's moves and the task's new state (count,
+    /// status) are one change for the journal (an event group): after a
+    /// crash the count matches the messages moved, and each message is in
+    /// exactly one of the two queues. While the disk is failing, no task
+    /// moves (memory must not run ahead of the disk); it resumes after.
     pub(super) fn run_move_tasks(&self) -> Option<u64> {
         let now = self.now();
+        if self.storage_failing() {
+            return Some(now + 1000);
+        }
+        let capturing = self.shared.events.is_capturing();
+        let _order = capturing.then(|| self.lock_persist_order());
+        let _group = self.shared.events.group();
         let mut next: Option<u64> = None;
         let mut tasks = self.tasks.lock();
+        let mut changed = false;
         for task in tasks.values_mut().flatten() {
             if task.status == Status::Cancelling {
                 task.status = Status::Cancelled;
+                changed = true;
             }
             if task.status != Status::Running {
                 continue;
             }
+            let before = task.moved;
             let due = self.step(task, now);
+            if task.moved != before {
+                task.last_step_ms = Some(now);
+                changed = true;
+            }
+            changed |= task.status != Status::Running;
             next = match (next, due) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
+        }
+        if changed && capturing {
+            let state = self.queue_level_state_with(snapshot_of(&tasks));
+            self.shared.events.queues_changed(&state);
         }
         next
     }
@@ -457,7 +505,8 @@ impl Engine {
         let allowance = match task.rate {
             // The first second's worth moves at once, then one per second.
             Some(rate) => {
-                let seconds = now.saturating_sub(task.started_ms) / 1000 + 1;
+                let from = task.paced_from_ms.unwrap_or(task.started_ms);
+                let seconds = now.saturating_sub(from) / 1000 + 1;
                 (seconds as i64 * rate as i64 - task.moved).clamp(0, CHUNK as i64) as usize
             }
             None => CHUNK,
@@ -547,6 +596,7 @@ impl Engine {
 }
 
 fn next_second(task: &Task, now: u64) -> u64 {
-    let elapsed = now.saturating_sub(task.started_ms);
-    task.started_ms + (elapsed / 1000 + 1) * 1000
+    let from = task.paced_from_ms.unwrap_or(task.started_ms);
+    let elapsed = now.saturating_sub(from);
+    from + (elapsed / 1000 + 1) * 1000
 }

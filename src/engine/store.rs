@@ -245,7 +245,25 @@ impl MessageStore {
             state: message.state,
             at,
             note,
+            attempt: None,
         }
+    }
+
+    /// Marks the `Received` and `VisibilityChanged` transitions recorded
+    /// since `from` (an outbox length) as made by a FIFO receive attempt.
+    pub fn mark_attempt(&mut self, from: usize, attempt: &Arc<str>) {
+        for e in self.outbox.iter_mut().skip(from) {
+            if matches!(e.kind, Transition::Received | Transition::VisibilityChanged)
+                && e.at.is_none()
+            {
+                e.attempt = Some(attempt.clone());
+            }
+        }
+    }
+
+    /// How many transitions wait in the outbox (see `mark_attempt`).
+    pub fn outbox_len(&self) -> usize {
+        self.outbox.len()
     }
 
     /// The transitions recorded since the last call, for the queue to
