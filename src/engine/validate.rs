@@ -24,9 +24,10 @@ pub fn check_body(body: Option<&str>) -> Result<&str, SqsError> {
         _ => return Err(SqsError::missing("MessageBody")),
     };
     // Most bodies are plain ASCII: check bytes first, characters only if not.
-    let plain = body
-        .bytes()
-        .all(|b| matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e));
+    // A fold without early exit, so the compiler checks many bytes at once.
+    let plain = !body.bytes().fold(false, |odd, b| {
+        odd | (b >= 0x7f || (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r'))
+    });
     if !plain && !body.chars().all(is_allowed_char) {
         return Err(SqsError::new(
             ErrorCode::InvalidMessageContents,
@@ -265,6 +266,29 @@ pub fn check_range(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::checksum::hex;
+
+    #[test]
+    fn body_characters_anywhere_in_a_long_body() {
+        let long = "x".repeat(100);
+        for allowed in [
+            '\t', '\n', '\r', ' ', '~', '\u{7f}', 'é', '\u{D7FF}', '\u{E000}',
+        ] {
+            for at in [0, 7, 8, 63, 99] {
+                let mut body = long.clone();
+                body.replace_range(at..at + 1, &allowed.to_string());
+                assert!(check_body(Some(&body)).is_ok(), "{allowed:?} at {at}");
+            }
+        }
+        for bad in ['\u{0}', '\u{1f}', '\u{b}', '\u{FFFE}'] {
+            for at in [0, 7, 8, 63, 99] {
+                let mut body = long.clone();
+                body.replace_range(at..at + 1, &bad.to_string());
+                assert!(check_body(Some(&body)).is_err(), "{bad:?} at {at}");
+            }
+        }
+        assert_eq!(hex(&[0x00, 0x9f, 0xa0, 0xff]), "009fa0ff");
+    }
 
     #[test]
     fn body_characters() {
