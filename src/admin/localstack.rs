@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap};
 use axum::response::Response;
@@ -75,18 +74,6 @@ fn flag(params: &[(String, String)], name: &str) -> bool {
     param(params, name).is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
-fn into_http(r: HttpResponse) -> Response {
-    let mut builder = Response::builder()
-        .status(r.status)
-        .header(header::CONTENT_TYPE, r.content_type);
-    for (name, value) in &r.headers {
-        builder = builder.header(*name, value.as_str());
-    }
-    builder
-        .body(Body::from(r.body))
-        .unwrap_or_else(|_| Response::new(Body::empty()))
-}
-
 /// The message as ReceiveMessage would show it, all system attributes
 /// included, plus LocalStack's `IsVisible`/`IsDelayed`.
 fn as_sqs_message(m: &PeekedMessage, sender: &str) -> Message {
@@ -138,7 +125,8 @@ pub async fn messages(State(admin): State<Arc<Admin>>, req: Request) -> Response
         Protocol::Query
     };
     let request_id = uuid::Uuid::new_v4().to_string();
-    let fail = |e: SqsError| into_http(protocol::encode_error(protocol, &e, &request_id));
+    let fail =
+        |e: SqsError| HttpResponse::into_http(protocol::encode_error(protocol, &e, &request_id));
     let params = params(parts.uri.query(), &parts.headers, &body);
     if let Some(action) = param(&params, "Action") {
         if action != "ReceiveMessage" {
@@ -177,5 +165,5 @@ pub async fn messages(State(admin): State<Arc<Admin>>, req: Request) -> Response
         }
     }
     let response = SqsResponse::ReceiveMessage(ReceiveMessageResult { messages });
-    into_http(protocol::encode_response(protocol, &response, &request_id))
+    HttpResponse::into_http(protocol::encode_response(protocol, &response, &request_id))
 }

@@ -7,9 +7,13 @@
 //! whatever name or port they reached it by; `--base-url` pins it instead
 //! for set-ups behind a proxy or port mapping.
 
+use axum::http::header::{self, HeaderName};
 use axum::http::HeaderMap;
 
 use crate::api::RequestContext;
+
+/// By value: a lookup by string parses the name first, on every request.
+const X_AMZN_TRACE_ID: HeaderName = HeaderName::from_static("x-amzn-trace-id");
 
 /// Server-wide defaults the context is built from.
 #[derive(Debug, Clone)]
@@ -55,7 +59,7 @@ pub fn build(
         account_id: settings.account_id.clone(),
         base_url: base_url(settings, headers),
         trace_header: headers
-            .get("x-amzn-trace-id")
+            .get(X_AMZN_TRACE_ID)
             .and_then(|v| v.to_str().ok())
             .filter(|v| !v.is_empty())
             .map(str::to_string),
@@ -67,7 +71,7 @@ pub fn build(
 /// presigned request's `X-Amz-Credential` parameter.
 pub fn region(headers: &HeaderMap, params: &[(String, String)]) -> Option<String> {
     let from_header = headers
-        .get("authorization")
+        .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|auth| {
             let start = auth.find("Credential=")? + "Credential=".len();
@@ -108,7 +112,7 @@ pub fn base_url(settings: &Settings, headers: &HeaderMap) -> String {
         return pinned.clone();
     }
     headers
-        .get("host")
+        .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .filter(|h| valid_host(h))
         .map(|h| format!("http://{h}"))

@@ -6,6 +6,7 @@
 //! `x-amzn-query-error: <query code>;<Sender|Receiver>` header, without which
 //! the Rust SDK cannot recognise a single typed error (spec §1.2).
 
+use axum::http::header::{HeaderName, CONTENT_TYPE as CONTENT_TYPE_HEADER};
 use axum::http::HeaderMap;
 use serde_json::{Map, Value};
 
@@ -14,24 +15,29 @@ use crate::error::{ErrorCode, SqsError};
 
 pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
 pub const TARGET_PREFIX: &str = "AmazonSQS.";
+/// Header names as values, not strings: a lookup by string parses the name
+/// first, on every request.
+const X_AMZ_TARGET: HeaderName = HeaderName::from_static("x-amz-target");
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 /// A request is JSON if it names an SQS target or has a JSON Content-Type,
 /// whatever its path (some SDKs post JSON to the queue URL).
 pub fn is_json(headers: &HeaderMap) -> bool {
-    let target = header(headers, "x-amz-target").unwrap_or_default();
-    let content_type = header(headers, "content-type")
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    target.starts_with(TARGET_PREFIX) || content_type.starts_with("application/x-amz-json")
+    const JSON_TYPE: &str = "application/x-amz-json";
+    let target = header(headers, X_AMZ_TARGET).unwrap_or_default();
+    let content_type = header(headers, CONTENT_TYPE_HEADER).unwrap_or_default();
+    target.starts_with(TARGET_PREFIX)
+        || content_type
+            .get(..JSON_TYPE.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(JSON_TYPE))
 }
 
 /// The action named by `X-Amz-Target: AmazonSQS.<Action>`.
 pub fn action(headers: &HeaderMap) -> Result<Action, SqsError> {
-    let target = header(headers, "x-amz-target").unwrap_or_default();
+    let target = header(headers, X_AMZ_TARGET).unwrap_or_default();
     target
         .strip_prefix(TARGET_PREFIX)
         .and_then(Action::from_name)

@@ -16,7 +16,7 @@ pub mod json;
 pub mod query;
 pub mod xml;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use bytes::Bytes;
 
 use crate::api::{Action, Request, RequestContext, Response};
@@ -50,12 +50,40 @@ pub struct HttpResponse {
     pub status: u16,
     pub content_type: &'static str,
     /// Extra headers, `x-amzn-RequestId` included.
-    pub headers: Vec<(&'static str, String)>,
+    pub headers: Vec<(HeaderName, String)>,
     pub body: String,
 }
 
-pub const REQUEST_ID_HEADER: &str = "x-amzn-RequestId";
-pub const QUERY_ERROR_HEADER: &str = "x-amzn-query-error";
+/// `x-amzn-RequestId`; HTTP/1.1 writes header names in lower case anyway.
+/// Names as values: parsing a name from a string costs on every response.
+impl HttpResponse {
+    /// The axum response. Built in place rather than through
+    /// `Response::builder()`, which parses every header name and value from
+    /// strings, on every response.
+    pub fn into_http(self) -> axum::response::Response {
+        use axum::http::{header, HeaderValue, StatusCode};
+        let mut http = axum::response::Response::new(axum::body::Body::from(self.body));
+        *http.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = http.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(self.content_type),
+        );
+        for (name, value) in self.headers {
+            match HeaderValue::try_from(value) {
+                Ok(value) => {
+                    headers.append(name, value);
+                }
+                Err(e) => tracing::error!("cannot send header {name}: {e}"),
+            }
+        }
+        http
+    }
+}
+
+pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-amzn-requestid");
+pub const QUERY_ERROR_HEADER: HeaderName = HeaderName::from_static("x-amzn-query-error");
 
 /// A decoded request, ready for the engine.
 #[derive(Debug, Clone)]
@@ -144,7 +172,7 @@ pub fn decode(
 /// Whether a query caller asks for JSON (`Accept: application/json`).
 fn accepts_json(headers: &HeaderMap) -> bool {
     headers
-        .get_all("accept")
+        .get_all(axum::http::header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
@@ -263,7 +291,7 @@ mod tests {
     fn header<'a>(resp: &'a HttpResponse, name: &str) -> Option<&'a str> {
         resp.headers
             .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .find(|(k, _)| k.as_str().eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
 

@@ -270,7 +270,8 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
             };
             tracing::debug!(%request_id, "rejected body: {error}");
             let protocol = protocol::protocol_from_headers(&parts.headers);
-            let mut response = into_http(protocol::encode_error(protocol, &error, &request_id));
+            let mut response =
+                HttpResponse::into_http(protocol::encode_error(protocol, &error, &request_id));
             // The rest of the body is not read: the connection cannot be
             // reused.
             response.headers_mut().insert(
@@ -295,7 +296,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         &request_id,
     ) {
         Ok(identity) => identity,
-        Err(response) => return into_http(response),
+        Err(response) => return HttpResponse::into_http(response),
     };
     let decoded = protocol::decode(&request, &state.settings, &request_id)
         .and_then(|call| crate::auth::admit(identity.as_ref(), &state.engine, call, &request_id));
@@ -332,7 +333,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
     } else {
         tracing::debug!(%request_id, method = %parts.method, path = %request.path, action, status, elapsed_ms, error = failure.as_deref(), "request");
     }
-    into_http(response)
+    HttpResponse::into_http(response)
 }
 
 /// `GET /metrics`: the Prometheus exposition (see `metrics.rs`).
@@ -411,21 +412,6 @@ async fn read_body(
         return Err(too_large);
     }
     Ok(buf.freeze())
-}
-
-fn into_http(response: HttpResponse) -> axum::response::Response {
-    let mut builder = axum::response::Response::builder()
-        .status(response.status)
-        .header(axum::http::header::CONTENT_TYPE, response.content_type);
-    for (name, value) in &response.headers {
-        builder = builder.header(*name, value.as_str());
-    }
-    builder.body(Body::from(response.body)).unwrap_or_else(|e| {
-        tracing::error!("cannot build response: {e}");
-        let mut fallback = axum::response::Response::new(Body::from("internal error"));
-        *fallback.status_mut() = axum::http::StatusCode::INTERNAL_SERVER_ERROR;
-        fallback
-    })
 }
 
 #[cfg(test)]
