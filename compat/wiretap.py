@@ -13,6 +13,10 @@ body or query string with `Action=<Op>`.
 
   wiretap.py serve --upstream http://127.0.0.1:PORT --log FILE
       prints "wiretap listening on http://127.0.0.1:N" once ready.
+  wiretap.py serve ... --capture DIR
+      also writes each request whole (method, path, query, headers, body
+      in base64) to DIR/NNNNNN.json: fuzz/seeds_from_capture.py turns them
+      into the fuzzers' seed corpora.
   wiretap.py fold --log FILE RESULTS.json...
       records what was observed in each results file's "extra" and fails
       every passing scenario when the client's requests were not all on the
@@ -21,6 +25,8 @@ Standard library only.
 """
 
 import argparse
+import base64
+import os
 import http.client
 import http.server
 import json
@@ -51,6 +57,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     upstream = None  # (host, port)
     log_file = None
+    capture_dir = None
+    captured = 0
     lock = threading.Lock()
 
     def log_message(self, *args):  # keep stderr quiet
@@ -97,6 +105,13 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 if attempt == 2:
                     rbody = b"wiretap: upstream unreachable"
         with self.lock:
+            if self.capture_dir:
+                Proxy.captured += 1
+                name = os.path.join(self.capture_dir, f"{Proxy.captured:06d}.json")
+                with open(name, "w") as f:
+                    json.dump({"method": self.command, "path": url.path, "query": url.query,
+                               "headers": list(self.headers.items()),
+                               "body": base64.b64encode(body).decode(), "status": status}, f)
             with open(self.log_file, "a") as f:
                 f.write(json.dumps({"method": self.command, "path": url.path, "protocol": protocol,
                                     "op": op, "status": status,
@@ -122,6 +137,9 @@ def serve(args):
     up = urlparse(args.upstream)
     Proxy.upstream = (up.hostname, up.port or 80)
     Proxy.log_file = args.log
+    if args.capture:
+        os.makedirs(args.capture, exist_ok=True)
+        Proxy.capture_dir = args.capture
     open(args.log, "w").close()
     srv = Server(("127.0.0.1", 0), Proxy)
     print(f"wiretap listening on http://127.0.0.1:{srv.server_address[1]}", flush=True)
@@ -180,6 +198,7 @@ def main(argv=None):
     s = sub.add_parser("serve")
     s.add_argument("--upstream", required=True)
     s.add_argument("--log", required=True)
+    s.add_argument("--capture", help="directory to write every request to, whole")
     f = sub.add_parser("fold")
     f.add_argument("--log", required=True)
     f.add_argument("results", nargs="+")
