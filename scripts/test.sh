@@ -13,7 +13,7 @@
 #      then compat/auth-check.sh: aws-cli and boto3 against --auth,
 #   5. a short benchmark smoke run, so the benchmark tool keeps working,
 #      then the 30-second soak and the small abuse checks (scripts/soak.sh),
-#      then each fuzz target for 15 s (scripts/fuzz.sh; skipped, saying so,
+#      then each fuzz target for 10 s (scripts/fuzz.sh; skipped, saying so,
 #      when no toolchain can build cargo-fuzz targets),
 #   6. the container image and compose file (scripts/docker-check.sh: builds
 #      the static binary and the FROM-scratch image with podman, runs it,
@@ -50,8 +50,8 @@ fi
 echo "== soak (30 s) and small abuse checks"
 bash scripts/soak.sh --seconds 30
 
-echo "== fuzz targets (15 s each)"
-bash scripts/fuzz.sh
+echo "== fuzz targets (10 s each)"
+FUZZ_SECONDS=10 bash scripts/fuzz.sh
 
 echo "== container image and compose file"
 bash scripts/docker-check.sh
