@@ -25,6 +25,18 @@ cd "$(dirname "$0")/.."
 CARGO_FUZZ_VERSION=0.13.2
 TARGETS=(json_decoder query_decoder receipt_handle md5_attributes request_path)
 TARGET_DIR=${RETSU_FUZZ_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/retsu/fuzz-target}
+# The brief CI runs (no arguments) build without optimizations: on a fresh
+# machine that halves the build, which is most of the step; a long run of
+# one target is optimized (`FUZZ_PROFILE=release|dev` overrides either).
+if [ -n "${FUZZ_PROFILE:-}" ]; then
+  PROFILE=$FUZZ_PROFILE
+elif [ $# -ge 1 ]; then
+  PROFILE=release
+else
+  PROFILE=dev
+fi
+PROFILE_FLAGS=()
+[ "$PROFILE" = dev ] && PROFILE_FLAGS=(--dev)
 
 if ! command -v cargo-fuzz >/dev/null 2>&1 \
   || ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
@@ -33,7 +45,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1 \
 fi
 
 build() { # build <toolchain>
-  cargo "+$1" fuzz build -s none --target-dir "$TARGET_DIR"
+  cargo "+$1" fuzz build -s none "${PROFILE_FLAGS[@]}" --target-dir "$TARGET_DIR"
 }
 
 TOOLCHAIN=""
@@ -60,11 +72,11 @@ run() { # run <target> <seconds> [libFuzzer flags...]
   local target=$1 seconds=$2 scratch
   shift 2
   scratch=$(mktemp -d)
-  echo "== fuzz $target (${seconds}s, $TOOLCHAIN)"
+  echo "== fuzz $target (${seconds}s, $TOOLCHAIN, $PROFILE build)"
   # Reads fuzz/corpus/$target as seeds, writes new finds to $scratch only.
   # libFuzzer's line per new input and its dictionary are noise here.
   set +e
-  cargo "+$TOOLCHAIN" fuzz run -s none --target-dir "$TARGET_DIR" "$target" \
+  cargo "+$TOOLCHAIN" fuzz run -s none "${PROFILE_FLAGS[@]}" --target-dir "$TARGET_DIR" "$target" \
     "$scratch" "fuzz/corpus/$target" -- \
     -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 "$@" 2>&1 | grep -v -E '^#[0-9]+.*(NEW|REDUCE|pulse) |" # Uses: [0-9]+$'

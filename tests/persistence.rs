@@ -2,29 +2,34 @@
 //! the same directory. Time is the server's frozen clock (moved through
 //! the admin API) except in the load test, which runs on the wall clock.
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use aws_sdk_sqs::Client;
+use common::process::{self, free_port};
 
-const BIN: &str = env!("CARGO_BIN_EXE_retsu");
 const START: &str = "2026-01-01T00:00:00Z";
 
-struct Running {
-    child: Child,
-    port: u16,
+/// The shared process handle (killed on drop), with what these tests add.
+struct Running(process::Running);
+
+impl std::ops::Deref for Running {
+    type Target = process::Running;
+    fn deref(&self) -> &process::Running {
+        &self.0
+    }
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut process::Running {
+        &mut self.0
     }
 }
 
@@ -47,14 +52,7 @@ impl Running {
 
     /// A client that reports the first error instead of retrying it.
     fn client_no_retry(&self) -> Client {
-        let config = aws_sdk_sqs::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-            .endpoint_url(format!("http://127.0.0.1:{}", self.port))
-            .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
-            .build();
-        Client::from_conf(config)
+        self.0.client("us-east-1")
     }
 
     /// SIGTERM, then the exit status (within 20 s).
@@ -111,14 +109,6 @@ impl Running {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 struct TempDir(PathBuf);
 
 impl TempDir {
@@ -146,20 +136,13 @@ fn rand_suffix() -> u64 {
         .as_nanos() as u64
 }
 
+/// `retsu` on `dir` and `port`, with no RETSU_* variable of the test's own.
 fn command(dir: &Path, port: u16, extra: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = process::retsu();
     c.arg("--data-dir")
         .arg(dir)
         .args(["--port", &port.to_string()])
-        .args(extra)
-        .env_remove("RETSU_HOST")
-        .env_remove("RETSU_BASE_URL")
-        .env_remove("RETSU_DATA_DIR")
-        .env_remove("RETSU_DURABILITY")
-        .env_remove("RETSU_CONFIG")
-        .env_remove("RETSU_TEST_MAX_DB_PAGES")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        .args(extra);
     c
 }
 
@@ -169,32 +152,9 @@ async fn start(dir: &Path, extra: &[&str]) -> Running {
 
 async fn start_with(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
     let port = free_port();
-    let child = command(dir, port, extra)
-        .envs(env.iter().copied())
-        .spawn()
-        .expect("retsu starts");
-    let mut running = Running { child, port };
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Some(status) = running.child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            running
-                .child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            panic!("retsu exited early: {status}: {err}");
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "retsu did not listen"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    running
+    let mut command = command(dir, port, extra);
+    command.envs(env.iter().copied());
+    Running(process::Running::start(command, port))
 }
 
 const FROZEN: &[&str] = &["--clock", "frozen", "--clock-start", START];
