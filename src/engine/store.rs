@@ -355,21 +355,32 @@ impl MessageStore {
         } else {
             State::Available
         };
+        self.outbox
+            .push(MessageStore::transition(how, seq, &message, None, note));
+        self.index(seq, message);
+        self.ext_stored(seq);
+        seq
+    }
+
+    /// Stores `message` in slot `seq` and enters it in every index its
+    /// state and group call for (a new message, or one restored).
+    fn index(&mut self, seq: u64, message: StoredMessage) {
         self.by_age.insert((message.enqueued_ms, seq));
         self.by_id.insert(message.message_id, seq);
         match message.state {
             State::Delayed(until) => {
                 self.delayed.insert((until, seq));
             }
-            _ => {
+            State::InFlight(until) => {
+                self.in_flight.insert((until, message.order, seq));
+            }
+            State::Available => {
                 if self.fifo.is_none() {
                     self.available.insert(seq);
                 }
             }
         }
         let group = self.fifo.is_some().then(|| group_of(&message));
-        self.outbox
-            .push(MessageStore::transition(how, seq, &message, None, note));
         self.messages.insert(seq, Box::new(message));
         if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
             fifo.groups
@@ -379,8 +390,6 @@ impl MessageStore {
                 .insert(seq);
             self.refresh_group(&group_id);
         }
-        self.ext_stored(seq);
-        seq
     }
 
     /// A message becomes receivable as of `since` (from Delayed or
@@ -800,31 +809,7 @@ impl MessageStore {
         self.next_seq = self.next_seq.max(seq + 1);
         self.next_nonce = self.next_nonce.max(message.nonce + 1);
         self.next_order = self.next_order.max(message.order + 1);
-        self.by_age.insert((message.enqueued_ms, seq));
-        self.by_id.insert(message.message_id, seq);
-        match message.state {
-            State::Delayed(until) => {
-                self.delayed.insert((until, seq));
-            }
-            State::InFlight(until) => {
-                self.in_flight.insert((until, message.order, seq));
-            }
-            State::Available => {
-                if self.fifo.is_none() {
-                    self.available.insert(seq);
-                }
-            }
-        }
-        let group = self.fifo.is_some().then(|| group_of(&message));
-        self.messages.insert(seq, Box::new(message));
-        if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
-            fifo.groups
-                .entry(group_id.clone())
-                .or_default()
-                .messages
-                .insert(seq);
-            self.refresh_group(&group_id);
-        }
+        self.index(seq, message);
     }
 
     /// The next slot and receipt nonce (what a restart must not reuse).
