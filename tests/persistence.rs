@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use aws_sdk_sqs::Client;
+use common::create_queue_via;
 use common::process::{self, free_port};
 
 const START: &str = "2026-01-01T00:00:00Z";
@@ -214,14 +215,7 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
         .send()
         .await
         .unwrap();
-    let gone = c
-        .create_queue()
-        .queue_name("gone")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let gone = create_queue_via(&c, "gone", &[]).await;
     c.send_message()
         .queue_url(&gone)
         .message_body("x")
@@ -229,14 +223,7 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
         .await
         .unwrap();
     c.delete_queue().queue_url(&gone).send().await.unwrap();
-    let purged = c
-        .create_queue()
-        .queue_name("purged")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let purged = create_queue_via(&c, "purged", &[]).await;
     c.send_message()
         .queue_url(&purged)
         .message_body("x")
@@ -320,15 +307,7 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
         .unwrap();
 
     // FIFO: a dedup id inside its window, a sequence number to continue.
-    let fifo = c
-        .create_queue()
-        .queue_name("orders.fifo")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let fifo = create_queue_via(&c, "orders.fifo", &[("FifoQueue", "true")]).await;
     let first = c
         .send_message()
         .queue_url(&fifo)
@@ -535,15 +514,7 @@ async fn load_then_stop(name: &str, graceful: bool) {
     let dir = TempDir::new(name);
     let s = start(&dir.0, &[]).await;
     let c = s.client();
-    let url = c
-        .create_queue()
-        .queue_name("load")
-        .attributes(QueueAttributeName::VisibilityTimeout, "1")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
 
     #[derive(Default)]
     struct Ledger {
@@ -675,14 +646,7 @@ async fn relaxed_mode_flushes_on_sigterm() {
     let dir = TempDir::new("relaxed");
     let mut s = start(&dir.0, &["--durability", "relaxed"]).await;
     let c = s.client();
-    let url = c
-        .create_queue()
-        .queue_name("r")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&c, "r", &[]).await;
     for i in 0..50 {
         c.send_message()
             .queue_url(&url)
@@ -861,15 +825,7 @@ async fn admin_changes_survive_kill_9() {
     let dir = TempDir::new("admin");
     let s = start(&dir.0, FROZEN).await;
     let c = s.client();
-    let fifo = c
-        .create_queue()
-        .queue_name("f.fifo")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let fifo = create_queue_via(&c, "f.fifo", &[("FifoQueue", "true")]).await;
     send_fifo(&c, &fifo, "before-1", "d0").await;
     let (_, seq_before) = send_fifo(&c, &fifo, "before-2", "d1").await;
     let (status, body) = s
@@ -1033,16 +989,12 @@ async fn receive_attempts_replay_after_kill_9() {
     let dir = TempDir::new("attempts");
     let s = start(&dir.0, FROZEN).await;
     let c = s.client();
-    let url = c
-        .create_queue()
-        .queue_name("a.fifo")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .attributes(QueueAttributeName::ContentBasedDeduplication, "true")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(
+        &c,
+        "a.fifo",
+        &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
+    )
+    .await;
     for (group, body) in [("g1", "a"), ("g1", "b"), ("g2", "c")] {
         c.send_message()
             .queue_url(&url)
@@ -1194,14 +1146,7 @@ async fn a_full_store_refuses_changes_serves_reads_and_keeps_what_was_acknowledg
     let dir = TempDir::new("full");
     let s = start_with(&dir.0, &[], &[("RETSU_TEST_MAX_DB_PAGES", "64")]).await;
     let c = s.client_no_retry();
-    let url = c
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&c, "q", &[]).await;
     let (acked, failed, code) = fill(&c, &url, "m").await;
     assert_eq!(code, "InternalError");
     assert!(acked.len() >= 5, "only {} sends fit", acked.len());
@@ -1269,14 +1214,7 @@ async fn a_full_disk_refuses_changes_then_recovers() {
     let data = mount.0.join("data");
     let s = start(&data, &[]).await;
     let c = s.client_no_retry();
-    let url = c
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&c, "q", &[]).await;
     c.send_message()
         .queue_url(&url)
         .message_body("first")
@@ -1351,14 +1289,7 @@ async fn a_format_1_directory_is_migrated() {
     let dir = TempDir::new("migrate");
     let s = start(&dir.0, &[]).await;
     let c = s.client();
-    let url = c
-        .create_queue()
-        .queue_name("old")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue_via(&c, "old", &[]).await;
     c.send_message()
         .queue_url(&url)
         .message_body("kept")
