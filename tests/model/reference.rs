@@ -605,17 +605,7 @@ impl Model {
 
     pub fn delete(&mut self, q: usize, h: Handle) -> Result<(), &'static str> {
         self.tick();
-        let Handle::Known {
-            queue: hq,
-            slot,
-            nonce,
-        } = h
-        else {
-            return Err(INVALID_HANDLE);
-        };
-        if hq != q {
-            return Err(INVALID_HANDLE);
-        }
+        let (slot, nonce) = handle_of(q, h)?;
         let queue = &mut self.queues[q];
         let Some(m) = queue.get(slot) else {
             return Ok(());
@@ -642,17 +632,7 @@ impl Model {
         if !(0..=43_200).contains(&timeout) {
             return Err(INVALID_PARAMETER);
         }
-        let Handle::Known {
-            queue: hq,
-            slot,
-            nonce,
-        } = h
-        else {
-            return Err(INVALID_HANDLE);
-        };
-        if hq != q {
-            return Err(INVALID_HANDLE);
-        }
+        let (slot, nonce) = handle_of(q, h)?;
         let now = self.now;
         let queue = &mut self.queues[q];
         let fifo = queue.fifo;
@@ -878,5 +858,14 @@ impl Model {
             .rev()
             .map(|s| self.tasks[s].clone())
             .collect()
+    }
+}
+
+/// The slot and nonce of a handle issued by queue `q`; any other handle
+/// (garbage, or another queue's) is invalid there.
+fn handle_of(q: usize, h: Handle) -> Result<(u64, u64), &'static str> {
+    match h {
+        Handle::Known { queue, slot, nonce } if queue == q => Ok((slot, nonce)),
+        _ => Err(INVALID_HANDLE),
     }
 }
