@@ -19,7 +19,7 @@
 //! finished message that the window drops are copied aside ("spilled").
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 use uuid::Uuid;
@@ -49,7 +49,7 @@ impl Default for HistoryLimits {
 /// One message's events, oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct Trail {
-    pub events: Vec<Arc<Event>>,
+    pub events: Vec<Event>,
     /// Older events of this message were dropped by a bound.
     pub cut: bool,
 }
@@ -58,13 +58,13 @@ pub struct Trail {
 struct Inner {
     /// Events in sequence order, without gaps: the event numbered `seq`
     /// sits at `seq - first`.
-    window: VecDeque<Arc<Event>>,
+    window: VecDeque<Event>,
     first: u64,
     /// The last `max_finished` messages that finished, oldest first, each
     /// with its events that left the window since (server-made ids: a
     /// fast non-keyed hash is safe).
     finished: VecDeque<Uuid>,
-    spilled: FxHashMap<Uuid, Vec<Arc<Event>>>,
+    spilled: FxHashMap<Uuid, Vec<Event>>,
 }
 
 /// The history subscriber.
@@ -136,7 +136,7 @@ impl History {
 
     /// Recent events matching `query`, in order, and whether the window no
     /// longer holds every event after `since` (it moved on).
-    pub fn events(&self, query: &EventQuery) -> (Vec<Arc<Event>>, bool) {
+    pub fn events(&self, query: &EventQuery) -> (Vec<Event>, bool) {
         let inner = self.lock();
         let start = usize::try_from((query.since + 1).saturating_sub(inner.first))
             .unwrap_or(usize::MAX)
@@ -165,7 +165,7 @@ impl History {
 }
 
 impl Subscriber for History {
-    fn publish(&self, events: &[Arc<Event>]) {
+    fn publish(&self, events: &[Event]) {
         let limits = self.limits;
         let mut inner = self.lock();
         let inner = &mut *inner;
@@ -204,9 +204,10 @@ impl Subscriber for History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
-    fn event(seq: u64, id: Uuid, kind: Transition) -> Arc<Event> {
-        Arc::new(Event {
+    fn event(seq: u64, id: Uuid, kind: Transition) -> Event {
+        Event {
             seq,
             at_ms: seq * 1000,
             queue: Arc::new(QueueKey {
@@ -221,7 +222,7 @@ mod tests {
             receipt: None,
             note: None,
             stored: None,
-        })
+        }
     }
 
     #[test]

@@ -613,7 +613,7 @@ pub(crate) fn write_failed() -> SqsError {
 struct Feed(Arc<Inner>);
 
 impl Subscriber for Feed {
-    fn publish(&self, events: &[Arc<Event>]) {
+    fn publish(&self, events: &[Event]) {
         use Transition::*;
         let mut ops = Vec::with_capacity(events.len());
         for e in events {

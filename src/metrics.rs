@@ -292,7 +292,7 @@ impl Metrics {
 }
 
 impl Subscriber for Metrics {
-    fn publish(&self, events: &[Arc<Event>]) {
+    fn publish(&self, events: &[Event]) {
         let mut counts = lock(&self.events);
         for e in events {
             let entry = counts

@@ -127,8 +127,9 @@ impl Transition {
 /// Receives the engine's events. Called under the emitting queue's lock:
 /// keep it short and never call back into the engine.
 pub trait Subscriber: Send + Sync {
-    /// Events are shared: a subscriber that keeps one clones the `Arc`.
-    fn publish(&self, events: &[Arc<Event>]);
+    /// A subscriber that keeps an event clones it (a plain value: history
+    /// keeps events in one ring buffer instead of one allocation each).
+    fn publish(&self, events: &[Event]);
 
     /// Queue-level state changed (a queue created or deleted, attributes,
     /// tags, policies, purge, move tasks): the full queue-level state.
@@ -276,11 +277,10 @@ impl EventBus {
         let mut last_seq = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
         let first = *last_seq + 1;
         *last_seq += raw.len() as u64;
-        let events: Vec<Arc<Event>> = raw
+        let events: Vec<Event> = raw
             .iter()
             .enumerate()
-            .map(|(i, r)| {
-                Arc::new(Event {
+            .map(|(i, r)| Event {
                     seq: first + i as u64,
                     at_ms: r.at.unwrap_or(now),
                     queue: queue.clone(),
@@ -300,7 +300,6 @@ impl EventBus {
                         message: snapshots[i].clone(),
                         attempt: r.attempt.clone(),
                     }),
-                })
             })
             .collect();
         let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());

@@ -31,6 +31,9 @@ pub struct Queue {
     pub key: QueueKey,
     /// The key again, shared by this queue's events.
     key_arc: Arc<QueueKey>,
+    /// The owning account, shared as the `SenderId` of the messages it
+    /// sends (one allocation per queue instead of one per message).
+    owner: Arc<str>,
     pub arn: String,
     /// Distinguishes this queue from an earlier one of the same name, so
     /// receipt handles of a deleted queue are never accepted.
@@ -133,6 +136,15 @@ impl QueueState {
 }
 
 impl Queue {
+    /// `account` as a shared string: the queue's own when they match.
+    pub fn sender_id(&self, account: &str) -> Arc<str> {
+        if *self.owner == *account {
+            self.owner.clone()
+        } else {
+            Arc::from(account)
+        }
+    }
+
     pub fn new(
         key: QueueKey,
         uid: u64,
@@ -148,6 +160,7 @@ impl Queue {
         Queue {
             arn: key.arn(),
             key_arc: Arc::new(key.clone()),
+            owner: Arc::from(key.account.as_str()),
             key,
             uid,
             created_ms: now,

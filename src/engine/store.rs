@@ -324,11 +324,12 @@ impl MessageStore {
     /// than `now`. Returns its slot.
     pub fn insert(
         &mut self,
-        message: StoredMessage,
+        message: impl Into<Box<StoredMessage>>,
         visible_at: u64,
         now: u64,
         how: Transition,
     ) -> u64 {
+        let message = message.into();
         let note = match how {
             Transition::ArrivedFromSource => message.dead_letter_source_arn.clone(),
             _ => None,
@@ -340,12 +341,13 @@ impl MessageStore {
     /// message came from).
     pub fn insert_noted(
         &mut self,
-        mut message: StoredMessage,
+        message: impl Into<Box<StoredMessage>>,
         visible_at: u64,
         now: u64,
         how: Transition,
         note: Option<Arc<str>>,
     ) -> u64 {
+        let mut message = message.into();
         let seq = self.next_seq;
         self.next_seq += 1;
         message.order = self.next_order();
@@ -364,7 +366,8 @@ impl MessageStore {
 
     /// Stores `message` in slot `seq` and enters it in every index its
     /// state and group call for (a new message, or one restored).
-    fn index(&mut self, seq: u64, message: StoredMessage) {
+    fn index(&mut self, seq: u64, message: impl Into<Box<StoredMessage>>) {
+        let message = message.into();
         self.by_age.insert((message.enqueued_ms, seq));
         self.by_id.insert(message.message_id, seq);
         match message.state {
@@ -381,7 +384,7 @@ impl MessageStore {
             }
         }
         let group = self.fifo.is_some().then(|| group_of(&message));
-        self.messages.insert(seq, Box::new(message));
+        self.messages.insert(seq, message);
         if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
             fifo.groups
                 .entry(group_id.clone())
