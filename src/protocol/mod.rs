@@ -13,6 +13,7 @@
 
 pub mod context;
 pub mod json;
+mod json_send;
 pub mod query;
 pub mod xml;
 
