@@ -108,7 +108,7 @@ impl Entry {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// A SendMessage(Batch) request body serialized once and reused: a call

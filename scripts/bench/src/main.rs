@@ -29,6 +29,11 @@ use clap::Parser;
 use serde_json::json;
 
 use client::{ClientKind, Endpoint};
+
+/// The same allocator as the server: the client's (and the null server's)
+/// allocations are part of the floor.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use proc::{Launcher, ServerKind};
 use report::{Failure, Measurement};
 use scenarios::{Run, Sizes};
