@@ -12,7 +12,7 @@ use super::queue::{Attempt, DedupEntry, Queue, QueueState, DEDUP_WINDOW_MS};
 use super::receipt::Receipt;
 use super::store::{State, StoredMessage, Transition};
 use super::validate::{self, check_range};
-use super::Engine;
+use super::{id_text, Engine};
 use crate::api::*;
 use crate::error::{ErrorCode, SqsError};
 
@@ -64,14 +64,6 @@ struct Prepared {
     message: Box<StoredMessage>,
     delay_ms: Option<u64>,
     result: SendMessageResult,
-}
-
-/// A message id as text, in one exact allocation (`to_string` grows a
-/// string through the formatter).
-fn id_text(id: &Uuid) -> String {
-    id.hyphenated()
-        .encode_lower(&mut Uuid::encode_buffer())
-        .to_owned()
 }
 
 fn invalid_handle(handle: &str) -> SqsError {

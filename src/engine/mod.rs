@@ -79,6 +79,14 @@ impl Default for EngineConfig {
     }
 }
 
+/// A message or request id as text, in one exact allocation (`to_string`
+/// grows a string through the formatter).
+pub fn id_text(id: &uuid::Uuid) -> String {
+    id.hyphenated()
+        .encode_lower(&mut uuid::Uuid::encode_buffer())
+        .to_owned()
+}
+
 /// Identifies a queue: SQS queue names are unique per region and account.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QueueKey {
@@ -117,6 +125,18 @@ impl QueueKey {
     /// `<region>.queue.amazonaws.com`, our own `http://host:port/<account>/<name>`,
     /// `/queue/<region>/<account>/<name>`), or a bare queue name.
     pub fn from_url(url: &str, ctx: &RequestContext) -> Option<QueueKey> {
+        let (region, account, name) = QueueKey::url_parts(url, ctx)?;
+        Some(QueueKey {
+            region: region.to_string(),
+            account: account.to_string(),
+            name: name.to_string(),
+        })
+    }
+
+    /// [`QueueKey::from_url`]'s region, account and name, borrowed from the
+    /// URL or the context: an SQS request's queue is looked up without
+    /// allocating (see [`KeyParts`]).
+    fn url_parts<'a>(url: &'a str, ctx: &'a RequestContext) -> Option<(&'a str, &'a str, &'a str)> {
         let (host, path) = match url.split_once("://") {
             Some((_, rest)) => match rest.find('/') {
                 Some(i) => (&rest[..i], &rest[i..]),
@@ -125,23 +145,66 @@ impl QueueKey {
             None if url.starts_with('/') => ("", url),
             None => ("", ""),
         };
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        let host_region = host_region(host);
-        let (region, account, name) = match segments.as_slice() {
-            [] if !url.contains('/') && !url.is_empty() => {
+        // At most five segments matter: a fifth means no form matches.
+        let mut segments = path.split('/').filter(|s| !s.is_empty());
+        let segments: [Option<&str>; 5] = std::array::from_fn(|_| segments.next());
+        Some(match segments {
+            [None, ..] if !url.contains('/') && !url.is_empty() => {
                 (ctx.region.as_str(), ctx.account_id.as_str(), url)
             }
-            ["queue", region, account, name] => (*region, *account, *name),
-            [account, name] => (host_region.unwrap_or(&ctx.region), *account, *name),
+            [Some("queue"), Some(region), Some(account), Some(name), None] => {
+                (region, account, name)
+            }
+            [Some(account), Some(name), None, ..] => {
+                (host_region(host).unwrap_or(&ctx.region), account, name)
+            }
             _ => return None,
-        };
-        Some(QueueKey {
-            region: region.to_string(),
-            account: account.to_string(),
-            name: name.to_string(),
         })
     }
 }
+
+/// A queue key's parts, owned ([`QueueKey`]) or borrowed (a tuple): the
+/// queue map is keyed by `QueueKey` and can be probed with borrowed parts,
+/// because both hash and compare as the same three strings in order.
+trait KeyParts {
+    fn parts(&self) -> (&str, &str, &str);
+}
+
+impl KeyParts for QueueKey {
+    fn parts(&self) -> (&str, &str, &str) {
+        (&self.region, &self.account, &self.name)
+    }
+}
+
+impl KeyParts for (&str, &str, &str) {
+    fn parts(&self) -> (&str, &str, &str) {
+        *self
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn KeyParts + 'a> for QueueKey {
+    fn borrow(&self) -> &(dyn KeyParts + 'a) {
+        self
+    }
+}
+
+/// As `QueueKey`'s derived `Hash`: its fields in order, each as a `str`.
+impl std::hash::Hash for dyn KeyParts + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let (region, account, name) = self.parts();
+        region.hash(state);
+        account.hash(state);
+        name.hash(state);
+    }
+}
+
+impl PartialEq for dyn KeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyParts + '_ {}
 
 /// Fuzzing hook (`fuzz/`): parses a receipt handle under a key made from
 /// `secret`, as the engine does for every delete and visibility change.
@@ -368,8 +431,10 @@ impl Engine {
         url: Option<&str>,
     ) -> Result<Arc<Queue>, SqsError> {
         let url = url.ok_or_else(|| SqsError::missing("QueueUrl"))?;
-        let key = QueueKey::from_url(url, ctx).ok_or_else(SqsError::queue_does_not_exist)?;
-        self.queue_by_key(&key)
+        let parts = QueueKey::url_parts(url, ctx).ok_or_else(SqsError::queue_does_not_exist)?;
+        self.queues
+            .get(&parts as &dyn KeyParts)
+            .map(|q| q.value().clone())
             .ok_or_else(SqsError::queue_does_not_exist)
     }
 
@@ -458,6 +523,27 @@ mod tests {
     }
 
     #[test]
+    fn borrowed_key_parts_hash_and_compare_as_the_key() {
+        use std::hash::BuildHasher;
+        let key = QueueKey {
+            region: "r".into(),
+            account: "a".into(),
+            name: "n".into(),
+        };
+        let hasher = std::collections::hash_map::RandomState::new();
+        let owned: &dyn KeyParts = &key;
+        let borrowed: &dyn KeyParts = &("r", "a", "n");
+        assert_eq!(hasher.hash_one(&key), hasher.hash_one(borrowed));
+        assert_eq!(hasher.hash_one(owned), hasher.hash_one(borrowed));
+        assert!(owned == borrowed);
+        assert!(owned != &("r", "an", "") as &dyn KeyParts);
+        let map = DashMap::new();
+        map.insert(key.clone(), 7);
+        assert_eq!(map.get(borrowed).map(|v| *v), Some(7));
+        assert!(map.get(&("r", "a", "m") as &dyn KeyParts).is_none());
+    }
+
+    #[test]
     fn url_forms() {
         let c = ctx();
         let k = |u: &str| QueueKey::from_url(u, &c).map(|k| (k.region, k.account, k.name));
@@ -486,6 +572,9 @@ mod tests {
             "ap-south-1"
         );
         assert_eq!(k("http://localhost:9324/"), None);
+        assert_eq!(k("http://localhost:9324/a/b/c"), None);
+        assert_eq!(k("http://localhost:9324/queue/r-1/000000000000/q/x"), None);
+        assert_eq!(k("http://localhost:9324/other/r-1/000000000000/q"), None);
         assert_eq!(
             QueueKey::from_arn("arn:aws:sqs:us-east-1:000000000000:dlq")
                 .unwrap()

@@ -208,7 +208,7 @@ impl Engine {
         let mut names: Vec<String> = {
             let index = self.names.read().unwrap_or_else(|p| p.into_inner());
             index
-                .range(&from..)
+                .range::<QueueKey, _>(&from..)
                 .take_while(|k| {
                     k.region == ctx.region
                         && k.account == ctx.account_id

@@ -240,7 +240,7 @@ fn connectable(addr: SocketAddr) -> SocketAddr {
 
 async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::response::Response {
     let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id = crate::engine::id_text(&uuid::Uuid::new_v4());
     let (parts, body) = req.into_parts();
     // A browser at the bare endpoint goes to the console; SQS never asks for HTML.
     let (method, uri) = (&parts.method, &parts.uri);
@@ -386,32 +386,43 @@ async fn read_body(
     mut body: Body,
     limit: usize,
 ) -> Result<Bytes, String> {
-    let too_large = format!("The request body is longer than the {limit}-byte limit.");
+    let too_large = || format!("The request body is longer than the {limit}-byte limit.");
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > DRAIN_LIMIT_BYTES as u64) {
-        return Err(too_large);
+        return Err(too_large());
     }
-    let mut buf = BytesMut::new();
+    // Most bodies arrive as one chunk, which is kept as it is; only a body
+    // in several chunks is copied into one buffer.
+    let mut first: Option<Bytes> = None;
+    let mut joined = BytesMut::new();
     let mut seen = 0usize;
     while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
         let frame = frame.map_err(|e| format!("The request body could not be read: {e}"))?;
         if let Ok(data) = frame.into_data() {
             seen = seen.saturating_add(data.len());
             if seen > DRAIN_LIMIT_BYTES {
-                return Err(too_large);
+                return Err(too_large());
             }
-            if seen <= limit {
-                buf.extend_from_slice(&data);
+            if seen > limit {
+                continue;
+            }
+            match first.take() {
+                None if joined.is_empty() => first = Some(data),
+                Some(earlier) => {
+                    joined.extend_from_slice(&earlier);
+                    joined.extend_from_slice(&data);
+                }
+                None => joined.extend_from_slice(&data),
             }
         }
     }
     if seen > limit {
-        return Err(too_large);
+        return Err(too_large());
     }
-    Ok(buf.freeze())
+    Ok(first.unwrap_or_else(|| joined.freeze()))
 }
 
 #[cfg(test)]
