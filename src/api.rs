@@ -31,6 +31,25 @@ pub struct RequestContext {
     pub query_protocol: bool,
 }
 
+impl RequestContext {
+    /// A caller that is not an HTTP request (configured queues, the admin
+    /// API, tests): this region, account and base URL; no trace header;
+    /// the JSON protocol's wording.
+    pub fn new(
+        region: impl Into<String>,
+        account_id: impl Into<String>,
+        base_url: impl Into<String>,
+    ) -> RequestContext {
+        RequestContext {
+            region: region.into(),
+            account_id: account_id.into(),
+            base_url: base_url.into(),
+            trace_header: None,
+            query_protocol: false,
+        }
+    }
+}
+
 macro_rules! actions {
     ($($name:ident => $req:ident, $resp:ident;)*) => {
         /// The 23 SQS actions.

@@ -681,13 +681,7 @@ async fn receive_beyond_120000_in_flight_is_over_limit() {
     let t = TestServer::start().await;
     let url = t.create_queue("over-limit").await;
     let engine = t.server.engine();
-    let ctx = RequestContext {
-        region: REGION.into(),
-        account_id: ACCOUNT.into(),
-        base_url: t.endpoint.clone(),
-        trace_header: None,
-        query_protocol: false,
-    };
+    let ctx = RequestContext::new(REGION, ACCOUNT, t.endpoint.clone());
     // Set-up straight through the engine: 120,000 messages, all received.
     let entries: Vec<serde_json::Value> = (0..10)
         .map(|i| serde_json::json!({"Id": format!("e{i}"), "MessageBody": "x"}))

@@ -246,13 +246,7 @@ impl Harness {
             .expect("runtime");
         let clock = Arc::new(ManualClock::new(START_MS));
         let engine = Engine::new(clock.clone(), EngineConfig::default());
-        let ctx = RequestContext {
-            region: "us-east-1".into(),
-            account_id: ACCOUNT.into(),
-            base_url: "http://localhost:9324".into(),
-            trace_header: None,
-            query_protocol: false,
-        };
+        let ctx = RequestContext::new("us-east-1", ACCOUNT, "http://localhost:9324");
         let mut queues: Vec<Queue> = (0..4).map(|q| Queue::new(NAMES[q], q >= FIFO)).collect();
         queues[STD].redrive = Some((STD_DLQ, 3));
         queues[FIFO].redrive = Some((FIFO_DLQ, 3));

@@ -150,13 +150,7 @@ fn trace() -> bool {
 }
 
 fn context() -> RequestContext {
-    RequestContext {
-        region: "us-east-1".into(),
-        account_id: "000000000000".into(),
-        base_url: "http://localhost:9324".into(),
-        trace_header: None,
-        query_protocol: false,
-    }
+    RequestContext::new("us-east-1", "000000000000", "http://localhost:9324")
 }
 
 /// The starting state every input sees.

@@ -124,7 +124,7 @@ pub async fn messages(State(admin): State<Arc<Admin>>, req: Request) -> Response
     } else {
         Protocol::Query
     };
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id = crate::engine::id_text(&uuid::Uuid::new_v4());
     let fail =
         |e: SqsError| HttpResponse::into_http(protocol::encode_error(protocol, &e, &request_id));
     let params = params(parts.uri.query(), &parts.headers, &body);

@@ -602,13 +602,7 @@ impl QueuePlan {
     pub async fn apply(&self, engine: &Engine, base_url: &str) -> Result<(), ConfigError> {
         for q in &self.queues {
             tracing::debug!(queue = %q.key.arn(), "creating the configured queue");
-            let ctx = RequestContext {
-                region: q.key.region.clone(),
-                account_id: q.key.account.clone(),
-                base_url: base_url.to_string(),
-                trace_header: None,
-                query_protocol: false,
-            };
+            let ctx = RequestContext::new(&q.key.region, &q.key.account, base_url);
             let create = Request::CreateQueue(CreateQueueRequest {
                 queue_name: Some(q.key.name.clone()),
                 attributes: q.attributes.clone(),
@@ -1162,13 +1156,7 @@ name = "jobs-dlq"
 "#;
         let (config, _, plan) = resolve(text, &[]).unwrap();
         let engine = Engine::new(Arc::new(SystemClock), config.engine_config());
-        let ctx = RequestContext {
-            region: "us-east-1".into(),
-            account_id: "000000000000".into(),
-            base_url: "http://localhost".into(),
-            trace_header: None,
-            query_protocol: false,
-        };
+        let ctx = RequestContext::new("us-east-1", "000000000000", "http://localhost");
         // "jobs" exists already with another visibility timeout.
         engine
             .handle(

@@ -513,13 +513,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> RequestContext {
-        RequestContext {
-            region: "us-east-1".into(),
-            account_id: "000000000000".into(),
-            base_url: "http://localhost:9324".into(),
-            trace_header: None,
-            query_protocol: false,
-        }
+        RequestContext::new("us-east-1", "000000000000", "http://localhost:9324")
     }
 
     #[test]

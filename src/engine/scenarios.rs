@@ -21,13 +21,7 @@ fn fixture() -> Fixture {
     Fixture {
         engine: Engine::new(Arc::new(clock.clone()), EngineConfig::default()),
         clock,
-        ctx: RequestContext {
-            region: "us-east-1".into(),
-            account_id: "000000000000".into(),
-            base_url: "http://localhost:9324".into(),
-            trace_header: None,
-            query_protocol: false,
-        },
+        ctx: RequestContext::new("us-east-1", "000000000000", "http://localhost:9324"),
     }
 }
 

@@ -33,16 +33,11 @@ impl Settings {
     /// admin API, metrics): default region and account, queue URLs on
     /// `--base-url` or the listen address.
     pub fn default_context(&self) -> RequestContext {
-        RequestContext {
-            region: self.default_region.clone(),
-            account_id: self.account_id.clone(),
-            base_url: self
-                .base_url
-                .clone()
-                .unwrap_or_else(|| self.fallback_base_url.clone()),
-            trace_header: None,
-            query_protocol: false,
-        }
+        RequestContext::new(
+            &self.default_region,
+            &self.account_id,
+            self.base_url.as_ref().unwrap_or(&self.fallback_base_url),
+        )
     }
 }
 
@@ -115,7 +110,7 @@ pub fn base_url(settings: &Settings, headers: &HeaderMap) -> String {
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .filter(|h| valid_host(h))
-        // Pushed, not format!ted: this runs on every request.
+        // Joined, not format!ted: this runs on every request.
         .map(|h| ["http://", h].concat())
         .unwrap_or_else(|| settings.fallback_base_url.clone())
 }

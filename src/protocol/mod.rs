@@ -55,8 +55,6 @@ pub struct HttpResponse {
     pub body: String,
 }
 
-/// `x-amzn-RequestId`; HTTP/1.1 writes header names in lower case anyway.
-/// Names as values: parsing a name from a string costs on every response.
 impl HttpResponse {
     /// The axum response. Built in place rather than through
     /// `Response::builder()`, which parses every header name and value from
@@ -83,6 +81,8 @@ impl HttpResponse {
     }
 }
 
+/// `x-amzn-RequestId`; HTTP/1.1 writes header names in lower case anyway.
+/// Names as values: parsing a name from a string costs on every response.
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-amzn-requestid");
 pub const QUERY_ERROR_HEADER: HeaderName = HeaderName::from_static("x-amzn-query-error");
 
