@@ -5,14 +5,16 @@
 //!
 //! Cost on the hot path: the store appends a small `Copy` record to its
 //! outbox per transition; when the queue's lock guard is dropped the
-//! outbox is turned into [`Event`]s and handed to the subscribers, still
-//! under the queue lock, so every queue's events reach subscribers in the
-//! order they happened. With no subscriber, no [`Event`] is built.
+//! outbox is turned into numbered [`Event`]s under the queue's lock, the
+//! bus's order lock is taken, and only then the queue's lock is released:
+//! subscribers run outside it (a send or receive on the same queue can
+//! proceed meanwhile), yet every queue's events reach them in the order
+//! they happened. With no subscriber, no [`Event`] is built.
 //!
 //! [`MessageStore`]: super::store::MessageStore
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use uuid::Uuid;
 
@@ -124,8 +126,9 @@ impl Transition {
     }
 }
 
-/// Receives the engine's events. Called under the emitting queue's lock:
-/// keep it short and never call back into the engine.
+/// Receives the engine's events, in order: while one batch is delivered
+/// no other is (the emitting queue's lock is already released). Keep it
+/// short and never call back into the engine.
 pub trait Subscriber: Send + Sync {
     /// A subscriber that keeps an event clones it (a plain value: history
     /// keeps events in one ring buffer instead of one allocation each).
@@ -262,17 +265,21 @@ impl EventBus {
         }
     }
 
-    /// Stamps and hands out one queue's events.
-    pub(super) fn publish(
+    /// Numbers one queue's events and builds them. Called under the
+    /// queue's lock; the returned batch holds the bus's order until it is
+    /// delivered, so the queue's lock can be released first (the next
+    /// holder of that lock publishes after this batch) and subscribers
+    /// never run under it. `None`: nobody listens.
+    pub(super) fn stamp(
         &self,
         queue: &Arc<QueueKey>,
         queue_uid: u64,
         raw: &[RawEvent],
         snapshots: &[Option<Arc<StoredMessage>>],
         now: u64,
-    ) {
+    ) -> Option<Stamped<'_>> {
         if !self.is_active() || raw.is_empty() {
-            return;
+            return None;
         }
         let mut last_seq = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
         let first = *last_seq + 1;
@@ -301,9 +308,28 @@ impl EventBus {
                 }),
             })
             .collect();
-        let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        Some(Stamped {
+            bus: self,
+            _order: last_seq,
+            events,
+        })
+    }
+}
+
+/// A queue's events, numbered, waiting to be delivered (see
+/// [`EventBus::stamp`]). Holding it holds the server-wide event order.
+pub(super) struct Stamped<'a> {
+    bus: &'a EventBus,
+    _order: MutexGuard<'a, u64>,
+    events: Vec<Event>,
+}
+
+impl Stamped<'_> {
+    /// Hands the events to every subscriber, then lets the next batch go.
+    pub fn deliver(self) {
+        let subscribers = self.bus.subscribers.read().unwrap_or_else(|p| p.into_inner());
         for s in subscribers.iter() {
-            s.publish(&events);
+            s.publish(&self.events);
         }
     }
 }

@@ -349,10 +349,7 @@ impl Engine {
         r: SendMessageRequest,
     ) -> Result<SendMessageResult, SqsError> {
         let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        let (max_size, content_dedup) = {
-            let s = &queue.lock().settings;
-            (s.maximum_message_size, s.content_based_deduplication)
-        };
+        let (max_size, content_dedup) = queue.send_limits();
         let prepared = prepare(ctx, &queue, max_size, content_dedup, r.into(), false)?;
         let now = self.now();
         let result = enqueue(&mut queue.lock_at(now), prepared, now);
@@ -370,10 +367,7 @@ impl Engine {
             entries.iter().map(|e| e.id.as_deref()),
             "SendMessageBatchRequestEntry",
         )?;
-        let (max_size, content_dedup) = {
-            let s = &queue.lock().settings;
-            (s.maximum_message_size, s.content_based_deduplication)
-        };
+        let (max_size, content_dedup) = queue.send_limits();
         let total: usize = entries
             .iter()
             .map(|e| {

@@ -3,8 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 use uuid::Uuid;
@@ -41,6 +43,10 @@ pub struct Queue {
     pub created_ms: u64,
     pub shared: Arc<Shared>,
     state: Mutex<QueueState>,
+    /// The settings a send checks before it takes the lock (copied from
+    /// `QueueState::settings` whenever they change): reading them under
+    /// the lock made every send take it twice.
+    send_limits: SendLimits,
     /// Woken whenever a message may have become receivable.
     pub notify: Notify,
     deleted: AtomicBool,
@@ -63,6 +69,21 @@ pub struct QueueState {
     /// window whatever their age (an admin reset cleared it); persisted so
     /// a restart does not bring their ids back.
     pub dedup_floor: u128,
+}
+
+/// See [`Queue::send_limits`].
+struct SendLimits {
+    maximum_message_size: AtomicU32,
+    content_based_deduplication: AtomicBool,
+}
+
+impl SendLimits {
+    fn of(settings: &QueueSettings) -> SendLimits {
+        SendLimits {
+            maximum_message_size: AtomicU32::new(settings.maximum_message_size),
+            content_based_deduplication: AtomicBool::new(settings.content_based_deduplication),
+        }
+    }
 }
 
 /// The result of one FIFO receive attempt, replayed on a retry.
@@ -165,6 +186,7 @@ impl Queue {
             uid,
             created_ms: now,
             shared,
+            send_limits: SendLimits::of(&settings),
             state: Mutex::new(QueueState {
                 settings,
                 tags,
@@ -182,6 +204,15 @@ impl Queue {
         }
     }
 
+    /// (MaximumMessageSize, ContentBasedDeduplication), without the lock.
+    pub fn send_limits(&self) -> (u32, bool) {
+        let l = &self.send_limits;
+        (
+            l.maximum_message_size.load(Ordering::Relaxed),
+            l.content_based_deduplication.load(Ordering::Relaxed),
+        )
+    }
+
     pub fn is_fifo(&self) -> bool {
         self.key.name.ends_with(".fifo")
     }
@@ -191,13 +222,13 @@ impl Queue {
         &self.shared.receipt_key
     }
 
-    /// Locks the queue's state. A panic elsewhere must not make the queue
-    /// unusable, so a poisoned lock is taken over. Transitions made under
-    /// the guard are published when it is dropped.
+    /// Locks the queue's state (a panic elsewhere does not poison it: the
+    /// queue stays usable). Transitions made under the guard are published
+    /// when it is dropped.
     pub fn lock(&self) -> QueueGuard<'_> {
         QueueGuard {
             queue: self,
-            state: self.state.lock().unwrap_or_else(|p| p.into_inner()),
+            state: Some(self.state.lock()),
             now: None,
         }
     }
@@ -206,13 +237,14 @@ impl Queue {
     pub fn lock_at(&self, now: u64) -> QueueGuard<'_> {
         let mut guard = self.lock();
         guard.now = Some(now);
-        guard.state.tick(now);
+        guard.tick(now);
         guard
     }
 
     /// Hands the transitions made under a guard to the subscribers and
-    /// wakes the long polls they concern.
-    fn publish(&self, state: &mut QueueState, now: Option<u64>) {
+    /// wakes the long polls they concern. The events are numbered under
+    /// the queue's lock, which is released before they are delivered.
+    fn publish(&self, mut state: MutexGuard<'_, QueueState>, now: Option<u64>) {
         let mut raw = Vec::new();
         state.store.take_outbox(&mut raw);
         let now = now.unwrap_or_else(|| self.shared.clock.now_ms());
@@ -230,10 +262,18 @@ impl Queue {
         } else {
             Vec::new()
         };
-        self.shared
+        let stamped = self
+            .shared
             .events
-            .publish(&self.key_arc, self.uid, &raw, &snapshots, now);
+            .stamp(&self.key_arc, self.uid, &raw, &snapshots, now);
         let wakes = Wakes::of(&raw, self.is_fifo());
+        // Give the outbox its capacity back for the next operation.
+        raw.clear();
+        state.store.take_outbox(&mut raw);
+        drop(state);
+        if let Some(stamped) = stamped {
+            stamped.deliver();
+        }
         if wakes.everyone {
             self.notify.notify_waiters();
         } else {
@@ -241,9 +281,6 @@ impl Queue {
                 self.notify.notify_one();
             }
         }
-        // Give the outbox its capacity back for the next operation.
-        raw.clear();
-        state.store.take_outbox(&mut raw);
     }
 
     pub fn mark_deleted(&self) {
@@ -257,10 +294,12 @@ impl Queue {
 }
 
 /// The locked state of a queue. Dropping it publishes the transitions made
-/// meanwhile, still under the lock, so each queue's events stay in order.
+/// meanwhile, numbered before the lock is released, so each queue's events
+/// stay in order (see [`Queue::publish`]).
 pub struct QueueGuard<'a> {
     queue: &'a Queue,
-    state: MutexGuard<'a, QueueState>,
+    /// `None` only while being dropped.
+    state: Option<MutexGuard<'a, QueueState>>,
     now: Option<u64>,
 }
 
@@ -268,20 +307,35 @@ impl Deref for QueueGuard<'_> {
     type Target = QueueState;
 
     fn deref(&self) -> &QueueState {
-        &self.state
+        self.state.as_ref().expect("held until dropped")
     }
 }
 
 impl DerefMut for QueueGuard<'_> {
     fn deref_mut(&mut self) -> &mut QueueState {
-        &mut self.state
+        self.state.as_mut().expect("held until dropped")
+    }
+}
+
+impl QueueGuard<'_> {
+    /// Replaces the queue's settings (the only way they change after the
+    /// queue is made, so [`Queue::send_limits`] follows them).
+    pub fn set_settings(&mut self, settings: QueueSettings) {
+        let l = &self.queue.send_limits;
+        l.maximum_message_size
+            .store(settings.maximum_message_size, Ordering::Relaxed);
+        l.content_based_deduplication
+            .store(settings.content_based_deduplication, Ordering::Relaxed);
+        self.settings = settings;
     }
 }
 
 impl Drop for QueueGuard<'_> {
     fn drop(&mut self) {
-        if self.state.store.has_events() {
-            self.queue.publish(&mut self.state, self.now);
+        if let Some(state) = self.state.take() {
+            if state.store.has_events() {
+                self.queue.publish(state, self.now);
+            }
         }
     }
 }

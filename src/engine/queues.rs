@@ -348,7 +348,7 @@ impl Engine {
         // only the attributes named here change.
         let mut merged = state.settings.clone();
         merged.apply(attributes.iter(), false)?;
-        state.settings = merged;
+        state.set_settings(merged);
         state.last_modified_ms = now;
         // A shorter retention or delay may make messages expire or appear now.
         state.tick(now);
