@@ -271,7 +271,7 @@ impl Engine {
     pub fn peek_message(&self, key: &QueueKey, message_id: &str) -> Option<PeekedMessage> {
         let queue = self.queue_by_key(key)?;
         let id = Uuid::parse_str(message_id).ok()?;
-        let state = queue.lock_at(self.now());
+        let mut state = queue.lock_at(self.now());
         let retention_ms = state.settings.message_retention_period as u64 * 1000;
         let slot = state.store.slot_of(&id)?;
         state.store.get(slot).map(|m| peeked(m, retention_ms))
@@ -309,7 +309,7 @@ impl Engine {
         let id = Uuid::parse_str(message_id).map_err(|_| message_not_found(key, message_id))?;
         let now = self.now();
         let (slot, source_arn, group) = {
-            let state = queue.lock_at(now);
+            let mut state = queue.lock_at(now);
             let slot = state
                 .store
                 .slot_of(&id)

@@ -40,6 +40,9 @@ use super::events::RawEvent;
 use crate::api::MessageAttributes;
 
 mod extensions;
+mod slots;
+
+use slots::SlotMap;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,10 +150,11 @@ pub struct Received {
 pub struct MessageStore {
     /// Boxed so the map's slack (up to half its slots) costs a pointer per
     /// slot, not a whole message.
-    /// Keyed by server-made slots, so a fast non-keyed hash is safe here
-    /// (SipHash was ~10 % of a send's CPU); client-chosen keys (group ids)
-    /// keep the default hasher.
-    messages: FxHashMap<u64, Box<StoredMessage>>,
+    /// Keyed by server-made slots, so a non-keyed hash is safe here
+    /// (SipHash was ~10 % of a send's CPU), and one that keeps their order
+    /// (`store/slots.rs`); client-chosen keys (group ids) keep the default
+    /// hasher.
+    messages: SlotMap<Box<StoredMessage>>,
     next_seq: u64,
     next_nonce: u64,
     next_order: u64,
@@ -164,8 +168,11 @@ pub struct MessageStore {
     fifo: Option<Fifo>,
     /// Transitions since the queue last published them (see `events.rs`).
     outbox: Vec<RawEvent>,
-    /// Message id → slot, for the admin API's by-id operations.
-    by_id: FxHashMap<Uuid, u64>,
+    /// Message id → slot, for the admin API's by-id operations: built on
+    /// the first one and kept from then on. Ids are random, so keeping it
+    /// on every send cost a cache miss per message (~3 % of a send, and
+    /// again on delete) for a lookup most queues never need.
+    by_id: Option<FxHashMap<Uuid, u64>>,
     /// Opt-in extensions (time to live, priority): `store/extensions.rs`.
     ext: Option<Box<extensions::Extensions>>,
 }
@@ -178,7 +185,7 @@ fn group_of(message: &StoredMessage) -> Arc<str> {
 impl MessageStore {
     pub fn new(fifo: bool) -> MessageStore {
         MessageStore {
-            messages: FxHashMap::default(),
+            messages: SlotMap::default(),
             next_seq: 1,
             next_nonce: 1,
             next_order: 1,
@@ -188,7 +195,7 @@ impl MessageStore {
             available: BTreeSet::new(),
             fifo: fifo.then(Fifo::default),
             outbox: Vec::new(),
-            by_id: FxHashMap::default(),
+            by_id: None,
             ext: None,
         }
     }
@@ -369,7 +376,9 @@ impl MessageStore {
     fn index(&mut self, seq: u64, message: impl Into<Box<StoredMessage>>) {
         let message = message.into();
         self.by_age.insert((message.enqueued_ms, seq));
-        self.by_id.insert(message.message_id, seq);
+        if let Some(by_id) = &mut self.by_id {
+            by_id.insert(message.message_id, seq);
+        }
         match message.state {
             State::Delayed(until) => {
                 self.delayed.insert((until, seq));
@@ -474,8 +483,10 @@ impl MessageStore {
         self.ext_forget(seq, &message);
         self.by_age.remove(&(message.enqueued_ms, seq));
         // A seeded duplicate shares its id: only forget the id's own slot.
-        if self.by_id.get(&message.message_id) == Some(&seq) {
-            self.by_id.remove(&message.message_id);
+        if let Some(by_id) = &mut self.by_id {
+            if by_id.get(&message.message_id) == Some(&seq) {
+                by_id.remove(&message.message_id);
+            }
         }
         match message.state {
             State::Delayed(until) => {
@@ -715,9 +726,22 @@ impl PeekStates {
 // Kept apart from the state machine above; every change still goes
 // through `remove`/`insert`, so through `transition`.
 impl MessageStore {
-    /// The slot of a message by id.
-    pub fn slot_of(&self, message_id: &Uuid) -> Option<u64> {
-        self.by_id.get(message_id).copied()
+    /// The slot of a message by id (the first call indexes the queue's
+    /// messages; the index is kept up to date from then on).
+    pub fn slot_of(&mut self, message_id: &Uuid) -> Option<u64> {
+        let messages = &self.messages;
+        let by_id = self.by_id.get_or_insert_with(|| {
+            let mut by_id = FxHashMap::default();
+            by_id.reserve(messages.len());
+            for (&seq, m) in messages {
+                // As if indexed in send order: a seeded duplicate (same
+                // id, later slot) wins, as it did when it was stored.
+                let slot = by_id.entry(m.message_id).or_insert(seq);
+                *slot = (*slot).max(seq);
+            }
+            by_id
+        });
+        by_id.get(message_id).copied()
     }
 
     /// When the oldest stored message was enqueued.
