@@ -67,6 +67,24 @@ struct Inner {
     spilled: FxHashMap<Uuid, Vec<Event>>,
 }
 
+/// The most of the window reserved up front (events of 120 bytes).
+const MAX_RESERVED_EVENTS: usize = 1 << 20;
+
+impl Inner {
+    /// The window's capacity is reserved at once: address space the kernel
+    /// backs only as events arrive, so an idle server stays small, and the
+    /// window never grows by copying itself (16 MB at the default bound,
+    /// each fresh page faulted, while requests wait on the lock).
+    fn empty(limits: HistoryLimits) -> Inner {
+        Inner {
+            window: VecDeque::with_capacity(
+                limits.max_events.saturating_add(1).min(MAX_RESERVED_EVENTS),
+            ),
+            ..Inner::default()
+        }
+    }
+}
+
 /// The history subscriber.
 #[derive(Debug)]
 pub struct History {
@@ -106,7 +124,7 @@ impl History {
     pub fn new(limits: HistoryLimits) -> History {
         History {
             limits,
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(Inner::empty(limits)),
         }
     }
 
@@ -160,7 +178,7 @@ impl History {
 
     /// Forgets everything (admin reset).
     pub fn clear(&self) {
-        *self.lock() = Inner::default();
+        *self.lock() = Inner::empty(self.limits);
     }
 }
 

@@ -63,7 +63,8 @@ pub struct Event {
     /// Only when a subscriber asked for snapshots (the persistence
     /// journal): the queue's incarnation, the message's slot, and, unless
     /// the transition removed it, the message as it is after the batch.
-    pub stored: Option<Snapshot>,
+    /// Boxed: history keeps 100,000 events, most without one.
+    pub stored: Option<Box<Snapshot>>,
 }
 
 /// What the journal needs beyond an event's ids (see [`EventBus::capture`]).
@@ -300,11 +301,13 @@ impl EventBus {
                 },
                 receipt: (r.kind == Transition::Received).then_some((queue_uid, r.seq, r.nonce)),
                 note: r.note.clone(),
-                stored: (!snapshots.is_empty()).then(|| Snapshot {
-                    queue_uid,
-                    slot: r.seq,
-                    message: snapshots[i].clone(),
-                    attempt: r.attempt.clone(),
+                stored: (!snapshots.is_empty()).then(|| {
+                    Box::new(Snapshot {
+                        queue_uid,
+                        slot: r.seq,
+                        message: snapshots[i].clone(),
+                        attempt: r.attempt.clone(),
+                    })
                 }),
             })
             .collect();
@@ -327,7 +330,11 @@ pub(super) struct Stamped<'a> {
 impl Stamped<'_> {
     /// Hands the events to every subscriber, then lets the next batch go.
     pub fn deliver(self) {
-        let subscribers = self.bus.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        let subscribers = self
+            .bus
+            .subscribers
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
         for s in subscribers.iter() {
             s.publish(&self.events);
         }
