@@ -327,10 +327,64 @@ pub struct SendMessageRequest {
     pub message_group_id: Option<String>,
 }
 
+/// An MD5 digest as AWS writes it, 32 lowercase hex digits: kept as its
+/// bytes and written out where the answer is encoded, instead of a string
+/// allocated (and freed) for every message sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Md5Hex(pub [u8; 16]);
+
+impl Md5Hex {
+    /// The digits, written into `buf`.
+    pub fn text<'b>(&self, buf: &'b mut [u8; 32]) -> &'b str {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        for (pair, b) in buf.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[(b >> 4) as usize];
+            pair[1] = DIGITS[(b & 0xf) as usize];
+        }
+        std::str::from_utf8(buf).expect("hex digits are ASCII")
+    }
+}
+
+/// A message id as AWS writes it (hyphenated, lowercase), kept as the id
+/// itself for the same reason as [`Md5Hex`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdText(pub uuid::Uuid);
+
+impl IdText {
+    /// The text, written into `buf`.
+    pub fn text<'b>(&self, buf: &'b mut [u8; 36]) -> &'b str {
+        self.0.hyphenated().encode_lower(buf)
+    }
+}
+
+impl std::fmt::Display for Md5Hex {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.text(&mut [0; 32]))
+    }
+}
+
+impl std::fmt::Display for IdText {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.text(&mut [0; 36]))
+    }
+}
+
+impl Serialize for Md5Hex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.text(&mut [0; 32]))
+    }
+}
+
+impl Serialize for IdText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.text(&mut [0; 36]))
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SendMessageResult {
     #[serde(rename = "MD5OfMessageBody")]
-    pub md5_of_message_body: String,
+    pub md5_of_message_body: Md5Hex,
     #[serde(
         rename = "MD5OfMessageAttributes",
         skip_serializing_if = "Option::is_none"
@@ -342,7 +396,7 @@ pub struct SendMessageResult {
     )]
     pub md5_of_message_system_attributes: Option<String>,
     #[serde(rename = "MessageId")]
-    pub message_id: String,
+    pub message_id: IdText,
     #[serde(rename = "SequenceNumber", skip_serializing_if = "Option::is_none")]
     pub sequence_number: Option<String>,
 }

@@ -453,9 +453,12 @@ impl Harness {
                     (Err(e), Sent::Failed(c)) => {
                         check!(e.code.query_code() == c, "send: engine {e}, model {c}")
                     }
-                    (Ok(Response::SendMessage(r)), model) => {
-                        self.check_sent(q, model, &r.message_id, r.sequence_number.as_deref())?
-                    }
+                    (Ok(Response::SendMessage(r)), model) => self.check_sent(
+                        q,
+                        model,
+                        &r.message_id.to_string(),
+                        r.sequence_number.as_deref(),
+                    )?,
                     (r, model) => {
                         return Err(TestCaseError::fail(format!(
                             "send: engine {r:?}, model {model:?}"
@@ -510,7 +513,7 @@ impl Harness {
                                     self.check_sent(
                                         q,
                                         sent,
-                                        &e.result.message_id,
+                                        &e.result.message_id.to_string(),
                                         e.result.sequence_number.as_deref(),
                                     )?;
                                 }

@@ -184,10 +184,10 @@ fn prepare(
     let message_id = Uuid::new_v4();
     let body_md5 = md5_bytes(body);
     let result = SendMessageResult {
-        md5_of_message_body: hex(&body_md5),
+        md5_of_message_body: Md5Hex(body_md5),
         md5_of_message_attributes: md5_of_attribute_map(&input.attributes),
         md5_of_message_system_attributes: md5_of_attribute_map(&input.system_attributes),
-        message_id: id_text(&message_id),
+        message_id: IdText(message_id),
         sequence_number: None,
     };
     Ok(Prepared {
@@ -235,7 +235,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
         state.dedup.prune(now);
         if let Some(original) = state.dedup.get(&key, now) {
             // A duplicate: accepted, not enqueued, answered as the original.
-            result.message_id = id_text(&original.message_id);
+            result.message_id = IdText(original.message_id);
             result.sequence_number = Some(original.sequence_number.to_string());
             return result;
         }

@@ -184,7 +184,7 @@ async fn dead_letter_on_the_receive_after_max_receive_count() {
     );
     assert_eq!(f.attr(&q, "ApproximateNumberOfMessages").await, "0");
     let m = f.receive(&dlq, 1).await;
-    assert_eq!(m[0].message_id, sent.message_id);
+    assert_eq!(m[0].message_id, sent.message_id.to_string());
     assert_eq!(m[0].attributes["ApproximateReceiveCount"], "4");
     assert_eq!(
         m[0].attributes["DeadLetterQueueSourceArn"],
@@ -212,8 +212,18 @@ async fn move_task_returns_each_message_to_its_source_at_the_rate() {
         .await;
     let mut original_ids = Vec::new();
     for i in 0..2 {
-        original_ids.push(f.send(&a, &format!("a{i}"), None, None).await.message_id);
-        original_ids.push(f.send(&b, &format!("b{i}"), None, None).await.message_id);
+        original_ids.push(
+            f.send(&a, &format!("a{i}"), None, None)
+                .await
+                .message_id
+                .to_string(),
+        );
+        original_ids.push(
+            f.send(&b, &format!("b{i}"), None, None)
+                .await
+                .message_id
+                .to_string(),
+        );
     }
     for q in [&a, &b] {
         f.receive(q, 10).await;

@@ -600,8 +600,12 @@ mod tests {
             successful: vec![SendMessageBatchResultEntry {
                 id: "a".into(),
                 result: SendMessageResult {
-                    md5_of_message_body: "md5".into(),
-                    message_id: "mid".into(),
+                    md5_of_message_body: Md5Hex(
+                        0x0cc175b9_c0f1b6a8_31c399e2_69772661_u128.to_be_bytes(),
+                    ),
+                    message_id: IdText(uuid::Uuid::from_u128(
+                        0x5fea7756_0ea4_451a_a703_a558b933e274,
+                    )),
                     sequence_number: Some("18849496460467696128".into()),
                     ..Default::default()
                 },
@@ -614,8 +618,10 @@ mod tests {
             }],
         });
         assert!(encode_response(&batch, "r").contains(concat!(
-            "<SendMessageBatchResult><SendMessageBatchResultEntry><Id>a</Id><MessageId>mid</MessageId>",
-            "<MD5OfMessageBody>md5</MD5OfMessageBody><SequenceNumber>18849496460467696128</SequenceNumber>",
+            "<SendMessageBatchResult><SendMessageBatchResultEntry><Id>a</Id>",
+            "<MessageId>5fea7756-0ea4-451a-a703-a558b933e274</MessageId>",
+            "<MD5OfMessageBody>0cc175b9c0f1b6a831c399e269772661</MD5OfMessageBody>",
+            "<SequenceNumber>18849496460467696128</SequenceNumber>",
             "</SendMessageBatchResultEntry><BatchResultErrorEntry><Id>b</Id><Code>InvalidMessageContents</Code>",
             "<Message>bad</Message><SenderFault>true</SenderFault></BatchResultErrorEntry></SendMessageBatchResult>"
         )));
