@@ -39,9 +39,11 @@ use uuid::Uuid;
 use super::events::RawEvent;
 use crate::api::MessageAttributes;
 
+mod blocks;
 mod extensions;
 mod slots;
 
+use blocks::BlockSet;
 use slots::SlotMap;
 
 /// Where a message is in its life.
@@ -162,9 +164,10 @@ pub struct MessageStore {
     /// (deadline, delivery order, slot): messages whose visibility ends at
     /// the same instant come back in the order they were delivered.
     in_flight: BTreeSet<(u64, u64, u64)>,
-    by_age: BTreeSet<(u64, u64)>,
+    /// (enqueued, slot), oldest first (`store/blocks.rs`).
+    by_age: BlockSet<u64>,
     /// Standard queues: available slots, oldest first.
-    available: BTreeSet<u64>,
+    available: BlockSet<()>,
     fifo: Option<Fifo>,
     /// Transitions since the queue last published them (see `events.rs`).
     outbox: Vec<RawEvent>,
@@ -191,8 +194,8 @@ impl MessageStore {
             next_order: 1,
             delayed: BTreeSet::new(),
             in_flight: BTreeSet::new(),
-            by_age: BTreeSet::new(),
-            available: BTreeSet::new(),
+            by_age: BlockSet::default(),
+            available: BlockSet::default(),
             fifo: fifo.then(Fifo::default),
             outbox: Vec::new(),
             by_id: None,
@@ -317,7 +320,7 @@ impl MessageStore {
             self.in_flight.pop_first();
             self.make_available(seq, until, Transition::Released, Some(until));
         }
-        while let Some(&(enqueued, seq)) = self.by_age.first() {
+        while let Some((enqueued, seq)) = self.by_age.first() {
             let due = enqueued.saturating_add(retention_ms);
             if due > now {
                 break;
@@ -375,7 +378,7 @@ impl MessageStore {
     /// state and group call for (a new message, or one restored).
     fn index(&mut self, seq: u64, message: impl Into<Box<StoredMessage>>) {
         let message = message.into();
-        self.by_age.insert((message.enqueued_ms, seq));
+        self.by_age.insert(message.enqueued_ms, seq);
         if let Some(by_id) = &mut self.by_id {
             by_id.insert(message.message_id, seq);
         }
@@ -388,7 +391,7 @@ impl MessageStore {
             }
             State::Available => {
                 if self.fifo.is_none() {
-                    self.available.insert(seq);
+                    self.available.insert((), seq);
                 }
             }
         }
@@ -420,7 +423,7 @@ impl MessageStore {
         self.outbox
             .push(MessageStore::transition(how, seq, message, at, None));
         if self.fifo.is_none() {
-            self.available.insert(seq);
+            self.available.insert((), seq);
             self.ext_available(seq);
         } else {
             let group_id = group_of(message);
@@ -481,7 +484,7 @@ impl MessageStore {
     fn remove_at(&mut self, seq: u64, how: Transition, at: Option<u64>) -> Option<StoredMessage> {
         let message = *self.messages.remove(&seq)?;
         self.ext_forget(seq, &message);
-        self.by_age.remove(&(message.enqueued_ms, seq));
+        self.by_age.remove(message.enqueued_ms, seq);
         // A seeded duplicate shares its id: only forget the id's own slot.
         if let Some(by_id) = &mut self.by_id {
             if by_id.get(&message.message_id) == Some(&seq) {
@@ -496,7 +499,7 @@ impl MessageStore {
                 self.in_flight.remove(&(until, message.order, seq));
             }
             State::Available => {
-                self.available.remove(&seq);
+                self.available.remove((), seq);
             }
         }
         if let Some(fifo) = &mut self.fifo {
@@ -617,7 +620,7 @@ impl MessageStore {
                 if until <= now {
                     return;
                 }
-                self.available.remove(&seq);
+                self.available.remove((), seq);
                 self.ext_unavailable(seq);
             }
             _ => return,
@@ -675,7 +678,7 @@ impl MessageStore {
         let mut out = Vec::new();
         if self.fifo.is_none() {
             while out.len() < max {
-                let Some(&seq) = self.available.first() else {
+                let Some(((), seq)) = self.available.first() else {
                     break;
                 };
                 out.extend(self.remove(seq, Transition::MovedByTask));
@@ -746,7 +749,7 @@ impl MessageStore {
 
     /// When the oldest stored message was enqueued.
     pub fn oldest_enqueued_ms(&self) -> Option<u64> {
-        self.by_age.first().map(|(enqueued, _)| *enqueued)
+        self.by_age.first().map(|(enqueued, _)| enqueued)
     }
 
     /// Up to `limit` slots in the states asked for, without changing
@@ -789,7 +792,7 @@ impl MessageStore {
             let room = limit - out.len();
             match self.ext_ranked() {
                 Some(ranked) => out.extend(ranked.take(room)),
-                None => out.extend(self.available.iter().take(room)),
+                None => out.extend(self.available.iter().map(|((), seq)| seq).take(room)),
             }
             return;
         };

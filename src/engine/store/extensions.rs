@@ -187,10 +187,10 @@ impl MessageStore {
         match ranked {
             Some(ranked) => {
                 let (_, seq) = ranked.pop_first()?;
-                self.available.remove(&seq);
+                self.available.remove((), seq);
                 Some(seq)
             }
-            None => self.available.pop_first(),
+            None => self.available.pop_first().map(|((), seq)| seq),
         }
     }
 
