@@ -184,14 +184,20 @@ impl History {
 
 impl Subscriber for History {
     fn publish(&self, events: &[Event]) {
+        self.publish_owned(events.to_vec());
+    }
+
+    /// History subscribes last, so it gets the events themselves and moves
+    /// them into the window in one go.
+    fn publish_owned(&self, events: Vec<Event>) {
+        let Some(head) = events.first() else { return };
         let limits = self.limits;
         let mut inner = self.lock();
         let inner = &mut *inner;
-        for event in events {
-            if inner.window.is_empty() {
-                inner.first = event.seq;
-            }
-            inner.window.push_back(event.clone());
+        if inner.window.is_empty() {
+            inner.first = head.seq;
+        }
+        for event in &events {
             let id = event.message_id;
             // A message finishing twice (a seeded duplicate of it) keeps
             // its first place in the line.
@@ -204,16 +210,17 @@ impl Subscriber for History {
                     }
                 }
             }
-            // The window moves on: a kept finished message keeps what
-            // leaves it; any other message's event is gone.
-            while inner.window.len() > limits.max_events {
-                let Some(old) = inner.window.pop_front() else {
-                    break;
-                };
-                inner.first = old.seq + 1;
-                if let Some(kept) = inner.spilled.get_mut(&old.message_id) {
-                    kept.push(old);
-                }
+        }
+        inner.window.extend(events);
+        // The window moves on: a kept finished message keeps what leaves
+        // it; any other message's event is gone.
+        while inner.window.len() > limits.max_events {
+            let Some(old) = inner.window.pop_front() else {
+                break;
+            };
+            inner.first = old.seq + 1;
+            if let Some(kept) = inner.spilled.get_mut(&old.message_id) {
+                kept.push(old);
             }
         }
     }

@@ -135,6 +135,13 @@ pub trait Subscriber: Send + Sync {
     /// keeps events in one ring buffer instead of one allocation each).
     fn publish(&self, events: &[Event]);
 
+    /// The same, handing over the batch itself: the bus calls this on the
+    /// last subscriber, so one that keeps events (history, subscribed
+    /// last) moves them instead of cloning each.
+    fn publish_owned(&self, events: Vec<Event>) {
+        self.publish(&events);
+    }
+
     /// Queue-level state changed (a queue created or deleted, attributes,
     /// tags, policies, purge, move tasks): the full queue-level state.
     /// Only subscribers that [`EventBus::capture`] get it.
@@ -328,15 +335,19 @@ pub(super) struct Stamped<'a> {
 }
 
 impl Stamped<'_> {
-    /// Hands the events to every subscriber, then lets the next batch go.
+    /// Hands the events to every subscriber (the last one gets the batch
+    /// itself), then lets the next batch go.
     pub fn deliver(self) {
         let subscribers = self
             .bus
             .subscribers
             .read()
             .unwrap_or_else(|p| p.into_inner());
-        for s in subscribers.iter() {
-            s.publish(&self.events);
+        if let Some((last, others)) = subscribers.split_last() {
+            for s in others {
+                s.publish(&self.events);
+            }
+            last.publish_owned(self.events);
         }
     }
 }

@@ -20,7 +20,7 @@ pub fn batch(r: &SendMessageBatchResult) -> Option<String> {
     out.push_str("{\"Successful\":[");
     for (i, entry) in r.successful.iter().enumerate() {
         out.push_str(if i == 0 { "{" } else { ",{" });
-        member(&mut out, "Id", &entry.id)?;
+        member(&mut out, "\"Id\":\"", &entry.id)?;
         out.push(',');
         members(&mut out, &entry.result)?;
         out.push('}');
@@ -40,43 +40,44 @@ pub fn single(r: &SendMessageResult) -> Option<String> {
 
 /// A result's members in serde's order (the struct's), absent ones left out.
 fn members(out: &mut String, r: &SendMessageResult) -> Option<()> {
-    member(
+    clean_member(
         out,
-        "MD5OfMessageBody",
+        "\"MD5OfMessageBody\":\"",
         r.md5_of_message_body.text(&mut [0; 32]),
-    )?;
+    );
     if let Some(md5) = &r.md5_of_message_attributes {
-        out.push(',');
-        member(out, "MD5OfMessageAttributes", md5)?;
+        member(out, ",\"MD5OfMessageAttributes\":\"", md5)?;
     }
     if let Some(md5) = &r.md5_of_message_system_attributes {
-        out.push(',');
-        member(out, "MD5OfMessageSystemAttributes", md5)?;
+        member(out, ",\"MD5OfMessageSystemAttributes\":\"", md5)?;
     }
-    out.push(',');
-    member(out, "MessageId", r.message_id.text(&mut [0; 36]))?;
+    clean_member(out, ",\"MessageId\":\"", r.message_id.text(&mut [0; 36]));
     if let Some(sequence) = &r.sequence_number {
-        out.push(',');
-        member(out, "SequenceNumber", sequence)?;
+        member(out, ",\"SequenceNumber\":\"", sequence)?;
     }
     Some(())
 }
 
-/// `"name":"value"`; `None` if the value holds a byte JSON escapes
-/// (quote, backslash, control character).
-fn member(out: &mut String, name: &str, value: &str) -> Option<()> {
+/// `"name":"value"` (`head` is `"name":"`, with a leading comma when one
+/// is due); `None` if the value holds a byte JSON escapes (quote,
+/// backslash, control character).
+fn member(out: &mut String, head: &str, value: &str) -> Option<()> {
     let plain = !value
         .bytes()
         .fold(false, |bad, b| bad | (b < 0x20 || b == b'"' || b == b'\\'));
     if !plain {
         return None;
     }
-    out.push('"');
-    out.push_str(name);
-    out.push_str("\":\"");
+    clean_member(out, head, value);
+    Some(())
+}
+
+/// [`member`] for a value its type keeps free of such bytes (hex digits,
+/// a hyphenated id).
+fn clean_member(out: &mut String, head: &str, value: &str) {
+    out.push_str(head);
     out.push_str(value);
     out.push('"');
-    Some(())
 }
 
 #[cfg(test)]
