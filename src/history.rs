@@ -190,13 +190,9 @@ impl Subscriber for History {
     /// History subscribes last, so it gets the events themselves and moves
     /// them into the window in one go.
     fn publish_owned(&self, events: Vec<Event>) {
-        let Some(head) = events.first() else { return };
         let limits = self.limits;
         let mut inner = self.lock();
         let inner = &mut *inner;
-        if inner.window.is_empty() {
-            inner.first = head.seq;
-        }
         for event in &events {
             let id = event.message_id;
             // A message finishing twice (a seeded duplicate of it) keeps
@@ -211,17 +207,22 @@ impl Subscriber for History {
                 }
             }
         }
-        inner.window.extend(events);
-        // The window moves on: a kept finished message keeps what leaves
-        // it; any other message's event is gone.
-        while inner.window.len() > limits.max_events {
-            let Some(old) = inner.window.pop_front() else {
-                break;
-            };
-            inner.first = old.seq + 1;
+        // The window moves on by as many events as overflow it, oldest
+        // first and before the new ones go in, so it never holds more than
+        // its bound (a purge of a million messages is one batch). A kept
+        // finished message keeps what leaves; any other message's is gone.
+        let overflow = (inner.window.len() + events.len()).saturating_sub(limits.max_events);
+        let from_window = overflow.min(inner.window.len());
+        let leaving = inner.window.drain(..from_window);
+        let mut events = events.into_iter();
+        for old in leaving.chain(events.by_ref().take(overflow - from_window)) {
             if let Some(kept) = inner.spilled.get_mut(&old.message_id) {
                 kept.push(old);
             }
+        }
+        inner.window.extend(events);
+        if let Some(front) = inner.window.front() {
+            inner.first = front.seq;
         }
     }
 }
@@ -302,5 +303,37 @@ mod tests {
         });
         assert_eq!(expired.len(), 1);
         assert!(missed, "events 3..6 are gone from the window");
+    }
+
+    #[test]
+    fn a_batch_larger_than_the_window_keeps_it_bounded() {
+        let h = History::new(HistoryLimits {
+            max_events: 3,
+            max_finished: 10,
+        });
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        h.publish(&[event(1, a, Transition::Sent)]);
+        // One batch of five (a purge, say): the window keeps its last
+        // three, and a, finished in it, keeps its whole trail.
+        h.publish(&[
+            event(2, b, Transition::Sent),
+            event(3, a, Transition::Purged),
+            event(4, b, Transition::Received),
+            event(5, b, Transition::Released),
+            event(6, b, Transition::Purged),
+        ]);
+        let inner = h.lock();
+        assert_eq!(inner.window.len(), 3);
+        assert!(inner.window.capacity() < 8, "{}", inner.window.capacity());
+        assert_eq!(inner.first, 4);
+        drop(inner);
+        let ta = h.trail(&a).unwrap();
+        assert_eq!(ta.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 3]);
+        assert!(!ta.cut);
+        let tb = h.trail(&b).unwrap();
+        assert_eq!(
+            tb.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [2, 4, 5, 6]
+        );
     }
 }
