@@ -19,15 +19,14 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::rejections::Rewriter;
+use super::Dispatch;
 use crate::config::HttpLimits;
 
 /// File descriptors kept free for everything that is not a client
@@ -38,7 +37,7 @@ const RESERVED_FDS: u64 = 64;
 /// then calls `on_stop` (which answers waiting long polls) and drains.
 pub(super) async fn serve(
     listener: TcpListener,
-    router: Router,
+    service: Dispatch,
     limits: HttpLimits,
     mut stop: watch::Receiver<bool>,
     on_stop: impl FnOnce(),
@@ -56,7 +55,7 @@ pub(super) async fn serve(
                     Ok(permit) => {
                         connections.spawn(serve_one(
                             stream,
-                            router.clone(),
+                            service.clone(),
                             limits.clone(),
                             close_rx.clone(),
                             permit,
@@ -99,14 +98,13 @@ pub(super) async fn serve(
 /// its current request finish.
 async fn serve_one(
     stream: TcpStream,
-    router: Router,
+    service: Dispatch,
     limits: HttpLimits,
     mut close: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) {
     // Request-response traffic of small messages: send each response now.
     let _ = stream.set_nodelay(true);
-    let service = TowerToHyperService::new(router);
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
