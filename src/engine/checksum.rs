@@ -16,14 +16,8 @@ pub fn md5_bytes(body: &str) -> [u8; 16] {
 }
 
 pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    // Filled as bytes: pushing chars one by one cost ~200 instructions per
-    // digest, on every message sent and received.
     let mut out = vec![0u8; bytes.len() * 2];
-    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
-        pair[0] = DIGITS[(b >> 4) as usize];
-        pair[1] = DIGITS[(b & 0xf) as usize];
-    }
+    crate::api::fill_hex(bytes, &mut out);
     String::from_utf8(out).expect("hex digits are ASCII")
 }
 

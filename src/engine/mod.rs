@@ -82,9 +82,7 @@ impl Default for EngineConfig {
 /// A message or request id as text, in one exact allocation (`to_string`
 /// grows a string through the formatter).
 pub fn id_text(id: &uuid::Uuid) -> String {
-    id.hyphenated()
-        .encode_lower(&mut uuid::Uuid::encode_buffer())
-        .to_owned()
+    crate::api::IdText(*id).text(&mut [0; 36]).to_owned()
 }
 
 /// Identifies a queue: SQS queue names are unique per region and account.

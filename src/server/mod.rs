@@ -140,7 +140,6 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
         })
         .fallback(handle)
         .with_state(state.clone());
-    let sqs_state = state;
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {
@@ -168,7 +167,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
         listener,
         Dispatch {
             router: hyper_util::service::TowerToHyperService::new(app),
-            state: sqs_state,
+            state,
         },
         config.limits.clone(),
         rx,
