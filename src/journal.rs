@@ -48,7 +48,7 @@ use crate::api::MessageAttributes;
 use crate::clock::Clock;
 use crate::engine::events::{Event, Subscriber};
 use crate::engine::persist::{DedupRecord, Durability, EngineState, DEDUP_WINDOW_MS};
-use crate::engine::{Engine, EngineConfig, State, StoredMessage, Transition};
+use crate::engine::{Engine, EngineConfig, Rare, State, StoredMessage, Transition};
 use crate::error::SqsError;
 
 /// The layout this build writes and reads. Bump it (and migrate or
@@ -530,16 +530,19 @@ impl Journal {
                 body: r.get(3).map_err(err)?,
                 body_md5: md5.try_into().unwrap_or_default(),
                 attributes,
-                trace_header: r.get(6).map_err(err)?,
                 sender_id,
                 sent_ms: r.get::<_, i64>(8).map_err(err)? as u64,
                 enqueued_ms: r.get::<_, i64>(9).map_err(err)? as u64,
                 first_receive_ms: r.get::<_, Option<i64>>(10).map_err(err)?.map(|v| v as u64),
                 receive_count: r.get::<_, i64>(11).map_err(err)? as u32,
-                group_id,
-                dedup_id: r.get(13).map_err(err)?,
-                sequence_number: seq.and_then(|s| s.parse().ok()),
-                dead_letter_source_arn: source.map(Arc::from),
+                rare: Rare {
+                    trace_header: r.get(6).map_err(err)?,
+                    group_id,
+                    dedup_id: r.get(13).map_err(err)?,
+                    sequence_number: seq.and_then(|s| s.parse().ok()),
+                    dead_letter_source_arn: source.map(Arc::from),
+                }
+                .boxed(),
                 state: state_of(r.get(16).map_err(err)?, r.get(17).map_err(err)?),
                 nonce: r.get::<_, i64>(18).map_err(err)? as u64,
                 received_ms: r.get::<_, i64>(19).map_err(err)? as u64,
@@ -628,7 +631,7 @@ impl Subscriber for Feed {
                         continue;
                     };
                     let new = matches!(e.kind, Sent | ArrivedFromSource | RestoredIn | Duplicated);
-                    if e.kind == Sent && message.sequence_number.is_some() {
+                    if e.kind == Sent && message.sequence_number().is_some() {
                         if let Some(record) = DedupRecord::of(message) {
                             ops.push(Op::Dedup { queue_uid, record });
                         }
@@ -653,7 +656,7 @@ impl Subscriber for Feed {
                                 messages.push((slot, message.nonce));
                             }
                         }
-                        (VisibilityChanged, None) if message.group_id.is_some() => {
+                        (VisibilityChanged, None) if message.group_id().is_some() => {
                             ops.push(Op::ForgetAttempts { queue_uid, slot })
                         }
                         _ => {}
@@ -868,7 +871,7 @@ fn commit(
                     let c = counters.entry(*queue_uid).or_default();
                     c.0 = c.0.max(slot + 1);
                     c.1 = c.1.max(m.nonce + 1);
-                    c.2 = c.2.max(m.sequence_number.unwrap_or(0));
+                    c.2 = c.2.max(m.sequence_number().unwrap_or(0));
                     let (state, until) = state_columns(m.state);
                     let first = m.first_receive_ms.map(|v| v as i64);
                     let changed = if *new {
@@ -897,16 +900,16 @@ fn commit(
                             m.body,
                             m.body_md5.as_slice(),
                             attributes,
-                            m.trace_header,
+                            m.trace_header(),
                             &*m.sender_id,
                             m.sent_ms as i64,
                             m.enqueued_ms as i64,
                             first,
                             m.receive_count,
-                            m.group_id.as_deref(),
-                            m.dedup_id,
-                            m.sequence_number.map(|s| s.to_string()),
-                            m.dead_letter_source_arn.as_deref(),
+                            m.group_id().map(|g| &**g),
+                            m.dedup_id(),
+                            m.sequence_number().map(|s| s.to_string()),
+                            m.dead_letter_source_arn().map(|a| &**a),
                             state,
                             until,
                             m.nonce as i64,

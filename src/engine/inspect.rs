@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::checksum::hex;
 use super::queue::Queue;
-use super::store::{PeekStates, State, StoredMessage, Transition};
+use super::store::{PeekStates, Rare, State, StoredMessage, Transition};
 use super::{Engine, QueueKey};
 use crate::api::{GetQueueAttributesRequest, MessageAttributes, RequestContext};
 
@@ -129,12 +129,12 @@ fn peeked(m: &StoredMessage, retention_ms: u64) -> PeekedMessage {
         expires_ms: m.enqueued_ms.saturating_add(retention_ms),
         first_receive_ms: m.first_receive_ms,
         visible_at_ms,
-        group_id: m.group_id.as_deref().map(String::from),
-        dedup_id: m.dedup_id.clone(),
-        sequence_number: m.sequence_number.map(|s| s.to_string()),
-        dead_letter_source_arn: m.dead_letter_source_arn.as_deref().map(String::from),
+        group_id: m.group_id().map(|g| g.to_string()),
+        dedup_id: m.dedup_id().map(String::from),
+        sequence_number: m.sequence_number().map(|s| s.to_string()),
+        dead_letter_source_arn: m.dead_letter_source_arn().map(|a| a.to_string()),
         sender_id: m.sender_id.to_string(),
-        trace_header: m.trace_header.clone(),
+        trace_header: m.trace_header().map(String::from),
     }
 }
 
@@ -317,8 +317,8 @@ impl Engine {
             let m = state.store.get(slot).expect("indexed");
             (
                 slot,
-                m.dead_letter_source_arn.as_deref().map(String::from),
-                m.group_id.clone(),
+                m.dead_letter_source_arn().map(|a| a.to_string()),
+                m.group_id().cloned(),
             )
         };
         let target = match to {
@@ -358,14 +358,18 @@ impl Engine {
         let fifo = target.is_fifo();
         let mut state = target.lock_at(now);
         let sequence_number = fifo.then(|| state.next_sequence_number(now));
+        let rare = Rare {
+            trace_header: message.trace_header().map(String::from),
+            sequence_number,
+            group_id: message.group_id().filter(|_| fifo).cloned(),
+            dedup_id: message.dedup_id().filter(|_| fifo).map(String::from),
+            dead_letter_source_arn: None,
+        };
         let restored = StoredMessage {
             receive_count: 0,
             first_receive_ms: None,
-            dead_letter_source_arn: None,
             enqueued_ms: now,
-            sequence_number,
-            group_id: if fifo { message.group_id.clone() } else { None },
-            dedup_id: if fifo { message.dedup_id.clone() } else { None },
+            rare: rare.boxed(),
             nonce: 0,
             received_ms: 0,
             ..message

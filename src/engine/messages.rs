@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::checksum::{hex, md5_bytes, md5_of_attribute_map, md5_of_attributes};
 use super::queue::{Attempt, DedupEntry, Queue, QueueState, DEDUP_WINDOW_MS};
 use super::receipt::Receipt;
-use super::store::{State, StoredMessage, Transition};
+use super::store::{Rare, State, StoredMessage, Transition};
 use super::validate::{self, check_range};
 use super::{id_text, Engine};
 use crate::api::*;
@@ -196,21 +196,23 @@ fn prepare(
             body: input.body.unwrap_or_default(),
             body_md5,
             attributes: input.attributes,
-            trace_header,
             sender_id: queue.sender_id(&ctx.account_id),
             sent_ms: 0,
             enqueued_ms: 0,
             first_receive_ms: None,
             receive_count: 0,
-            group_id: input.group_id.map(Arc::from),
-            dedup_id,
-            sequence_number: None,
-            dead_letter_source_arn: None,
             state: State::Available,
             nonce: 0,
             received_ms: 0,
             visible_since: 0,
             order: 0,
+            rare: Rare {
+                trace_header,
+                group_id: input.group_id.map(Arc::from),
+                dedup_id,
+                ..Rare::default()
+            }
+            .boxed(),
         }),
         delay_ms,
         result,
@@ -227,11 +229,11 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     message.enqueued_ms = now;
     if state.settings.fifo {
         let scope = if state.dedup_per_group {
-            message.group_id.as_deref().unwrap_or("").to_string()
+            message.group_id().map_or("", |g| &**g).to_string()
         } else {
             String::new()
         };
-        let key = (scope, message.dedup_id.clone().unwrap_or_default());
+        let key = (scope, message.dedup_id().unwrap_or_default().to_string());
         state.dedup.prune(now);
         if let Some(original) = state.dedup.get(&key, now) {
             // A duplicate: accepted, not enqueued, answered as the original.
@@ -240,7 +242,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
             return result;
         }
         let sequence = state.next_sequence_number(now);
-        message.sequence_number = Some(sequence);
+        message.rare_mut().sequence_number = Some(sequence);
         result.sequence_number = Some(sequence.to_string());
         state.dedup.insert(
             key,
@@ -295,13 +297,13 @@ fn system_attributes(m: &StoredMessage, names: &[String]) -> BTreeMap<String, St
         "ApproximateFirstReceiveTimestamp",
         m.first_receive_ms.map(|t| t.to_string()),
     );
-    put("AWSTraceHeader", m.trace_header.clone());
-    put("MessageGroupId", m.group_id.as_deref().map(String::from));
-    put("MessageDeduplicationId", m.dedup_id.clone());
-    put("SequenceNumber", m.sequence_number.map(|s| s.to_string()));
+    put("AWSTraceHeader", m.trace_header().map(String::from));
+    put("MessageGroupId", m.group_id().map(|g| g.to_string()));
+    put("MessageDeduplicationId", m.dedup_id().map(String::from));
+    put("SequenceNumber", m.sequence_number().map(|s| s.to_string()));
     put(
         "DeadLetterQueueSourceArn",
-        m.dead_letter_source_arn.as_deref().map(String::from),
+        m.dead_letter_source_arn().map(|a| a.to_string()),
     );
     out
 }

@@ -50,7 +50,7 @@ pub use inspect::{
 };
 pub use queue::Queue;
 pub use store::PeekStates;
-pub use store::{State, StoredMessage, Transition};
+pub use store::{Rare, State, StoredMessage, Transition};
 
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone)]

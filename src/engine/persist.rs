@@ -92,10 +92,10 @@ impl DedupRecord {
     /// The record a FIFO send leaves, if it has a deduplication id.
     pub fn of(message: &StoredMessage) -> Option<DedupRecord> {
         Some(DedupRecord {
-            group: message.group_id.as_deref().unwrap_or("").to_string(),
-            dedup_id: message.dedup_id.clone()?,
+            group: message.group_id().map_or("", |g| &**g).to_string(),
+            dedup_id: message.dedup_id()?.to_string(),
             message_id: message.message_id,
-            sequence_number: message.sequence_number?,
+            sequence_number: message.sequence_number()?,
             expires_ms: message.sent_ms + DEDUP_WINDOW_MS,
         })
     }
@@ -309,7 +309,7 @@ impl Restorer<'_> {
             return false;
         };
         let mut state = queue.lock();
-        if let Some(seq) = message.sequence_number {
+        if let Some(seq) = message.sequence_number() {
             state.last_sequence = state.last_sequence.max(seq);
         }
         state.store.restore(slot, message);

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::attributes::RedriveAllow;
 use super::queue::Queue;
 use super::queues::paginate;
-use super::store::{StoredMessage, Transition};
+use super::store::{Rare, StoredMessage, Transition};
 use super::{Engine, QueueKey};
 use crate::api::*;
 use crate::error::{ErrorCode, SqsError};
@@ -225,11 +225,11 @@ impl Engine {
         let mut state = target.lock_at(now);
         for mut m in messages {
             if !Arc::ptr_eq(target, source) {
-                m.dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
+                m.rare_mut().dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
                 if target.is_fifo() {
                     // A FIFO dead-letter queue restarts the retention clock.
                     m.enqueued_ms = now;
-                    m.sequence_number = Some(state.next_sequence_number(now));
+                    m.rare_mut().sequence_number = Some(state.next_sequence_number(now));
                 }
             }
             state
@@ -524,7 +524,7 @@ impl Engine {
                 let dest_arn = task
                     .destination_arn
                     .clone()
-                    .or_else(|| m.dead_letter_source_arn.as_deref().map(String::from));
+                    .or_else(|| m.dead_letter_source_arn().map(|a| a.to_string()));
                 match dest_arn.and_then(|a| self.queue_by_arn(&a)) {
                     Some(dest) => {
                         self.arrive_by_task(&source, &dest, m, now);
@@ -568,17 +568,21 @@ impl Engine {
     }
 
     /// A moved message arrives in its destination as a new message.
-    fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
+    fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, mut m: StoredMessage, now: u64) {
         let mut state = dest.lock_at(now);
         let (m_source, old_id) = (&source.arn, m.message_id);
+        let rare = Rare {
+            dead_letter_source_arn: None,
+            sequence_number: dest.is_fifo().then(|| state.next_sequence_number(now)),
+            ..m.rare.take().map(|r| *r).unwrap_or_default()
+        };
         let fresh = StoredMessage {
             message_id: Uuid::new_v4(),
             sent_ms: now,
             enqueued_ms: now,
             first_receive_ms: None,
             receive_count: 0,
-            dead_letter_source_arn: None,
-            sequence_number: dest.is_fifo().then(|| state.next_sequence_number(now)),
+            rare: rare.boxed(),
             nonce: 0,
             received_ms: 0,
             ..m

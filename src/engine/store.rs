@@ -94,17 +94,12 @@ pub struct StoredMessage {
     pub body: String,
     pub body_md5: [u8; 16],
     pub attributes: MessageAttributes,
-    pub trace_header: Option<String>,
     pub sender_id: Arc<str>,
     pub sent_ms: u64,
     /// Retention counts from here (kept by a standard DLQ, reset by FIFO).
     pub enqueued_ms: u64,
     pub first_receive_ms: Option<u64>,
     pub receive_count: u32,
-    pub group_id: Option<Arc<str>>,
-    pub dedup_id: Option<String>,
-    pub sequence_number: Option<u128>,
-    pub dead_letter_source_arn: Option<Arc<str>>,
     pub state: State,
     /// Nonce of the latest receive; a handle naming another nonce is stale.
     pub nonce: u64,
@@ -117,6 +112,58 @@ pub struct StoredMessage {
     /// stored and again each time it is delivered, so it orders messages
     /// that became visible at the same instant, and in-flight deadlines.
     pub order: u64,
+    /// What most messages lack, boxed (see [`Rare`]); `None` when all of
+    /// it is absent. Read through the accessors below.
+    pub rare: Option<Box<Rare>>,
+}
+
+/// The fields only some messages carry: FIFO's group, deduplication id and
+/// sequence number, a dead-letter source, an X-Ray trace header. Kept out
+/// of line, a plain standard message is 192 bytes instead of 304 (the
+/// allocator's size class of 192 instead of 320): every stored message is
+/// new memory, and a send-batch benchmark spent ~10 % of the server's time
+/// in page faults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rare {
+    pub trace_header: Option<String>,
+    pub group_id: Option<Arc<str>>,
+    pub dedup_id: Option<String>,
+    pub sequence_number: Option<u128>,
+    pub dead_letter_source_arn: Option<Arc<str>>,
+}
+
+impl Rare {
+    /// What [`StoredMessage::rare`] holds: nothing when every field is absent.
+    pub fn boxed(self) -> Option<Box<Rare>> {
+        (self != Rare::default()).then(|| Box::new(self))
+    }
+}
+
+impl StoredMessage {
+    pub fn trace_header(&self) -> Option<&str> {
+        self.rare.as_ref()?.trace_header.as_deref()
+    }
+
+    pub fn group_id(&self) -> Option<&Arc<str>> {
+        self.rare.as_ref()?.group_id.as_ref()
+    }
+
+    pub fn dedup_id(&self) -> Option<&str> {
+        self.rare.as_ref()?.dedup_id.as_deref()
+    }
+
+    pub fn sequence_number(&self) -> Option<u128> {
+        self.rare.as_ref()?.sequence_number
+    }
+
+    pub fn dead_letter_source_arn(&self) -> Option<&Arc<str>> {
+        self.rare.as_ref()?.dead_letter_source_arn.as_ref()
+    }
+
+    /// The rare fields, to set one.
+    pub fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Default::default)
+    }
 }
 
 /// Ranks a ready FIFO group: (head visible-since, head order).
@@ -182,7 +229,7 @@ pub struct MessageStore {
 
 /// The group a FIFO message belongs to.
 fn group_of(message: &StoredMessage) -> Arc<str> {
-    message.group_id.clone().unwrap_or_else(|| Arc::from(""))
+    message.group_id().cloned().unwrap_or_else(|| Arc::from(""))
 }
 
 impl MessageStore {
@@ -341,7 +388,7 @@ impl MessageStore {
     ) -> u64 {
         let message = message.into();
         let note = match how {
-            Transition::ArrivedFromSource => message.dead_letter_source_arn.clone(),
+            Transition::ArrivedFromSource => message.dead_letter_source_arn().cloned(),
             _ => None,
         };
         self.insert_noted(message, visible_at, now, how, note)
@@ -650,6 +697,9 @@ impl MessageStore {
     /// with its queue).
     pub fn purge_as(&mut self, how: Transition) -> usize {
         let mut outbox = std::mem::take(&mut self.outbox);
+        // One event per message: sized once, not doubled (and copied) ~20
+        // times on the way to a million.
+        outbox.reserve(self.messages.len());
         for (seq, m) in &self.messages {
             outbox.push(MessageStore::transition(how, *seq, m, None, None));
         }
@@ -859,27 +909,35 @@ impl MessageStore {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_plain_message_fits_one_small_size_class() {
+        // See `Rare`: 192 bytes is one of mimalloc's size classes.
+        assert!(std::mem::size_of::<StoredMessage>() <= 192);
+        assert!(message(None, 0).rare.is_none());
+        assert!(message(Some("g"), 0).rare.is_some());
+    }
+
     fn message(group: Option<&str>, now: u64) -> StoredMessage {
         StoredMessage {
             message_id: Uuid::new_v4(),
             body: "b".into(),
             body_md5: [0; 16],
             attributes: Default::default(),
-            trace_header: None,
             sender_id: Arc::from("000000000000"),
             sent_ms: now,
             enqueued_ms: now,
             first_receive_ms: None,
             receive_count: 0,
-            group_id: group.map(Arc::from),
-            dedup_id: None,
-            sequence_number: None,
-            dead_letter_source_arn: None,
             state: State::Available,
             nonce: 0,
             received_ms: 0,
             visible_since: 0,
             order: 0,
+            rare: Rare {
+                group_id: group.map(Arc::from),
+                ..Rare::default()
+            }
+            .boxed(),
         }
     }
 
