@@ -100,6 +100,8 @@ struct Inner {
     first: u64,
     queues: Vec<QueueRef>,
     queue_index: FxHashMap<QueueTag, u32>,
+    /// The last entry looked up: a batch of events is one queue's.
+    last_queue: Option<(QueueTag, u32)>,
     /// The entry count that triggers dropping entries no event names.
     queue_limit: usize,
     /// The notes of the window's events, by event number, in order.
@@ -136,7 +138,13 @@ impl Inner {
     fn queue_of(&mut self, event: &Event) -> u32 {
         let uid = event.receipt.map_or(0, |r| r.0);
         let tag = (Arc::as_ptr(&event.queue) as usize, uid);
+        if let Some((last, i)) = self.last_queue {
+            if last == tag {
+                return i;
+            }
+        }
         if let Some(&i) = self.queue_index.get(&tag) {
+            self.last_queue = Some((tag, i));
             return i;
         }
         if self.queues.len() >= self.queue_limit {
@@ -148,6 +156,7 @@ impl Inner {
             uid,
         });
         self.queue_index.insert(tag, i);
+        self.last_queue = Some((tag, i));
         i
     }
 
@@ -173,6 +182,7 @@ impl Inner {
             .map(|(i, q)| ((Arc::as_ptr(&q.key) as usize, q.uid), i as u32))
             .collect();
         self.queue_limit = MIN_QUEUE_LIMIT.max(2 * self.queues.len());
+        self.last_queue = None;
     }
 
     fn keep(&mut self, event: &Event) -> Kept {
@@ -330,16 +340,10 @@ impl History {
 
 impl Subscriber for History {
     fn publish(&self, events: &[Event]) {
-        self.publish_owned(events.to_vec());
-    }
-
-    /// History subscribes last, so it gets the events themselves and moves
-    /// them into the window in one go.
-    fn publish_owned(&self, events: Vec<Event>) {
         let limits = self.limits;
         let mut inner = self.lock();
         let inner = &mut *inner;
-        for event in &events {
+        for event in events {
             let id = event.message_id;
             // A message finishing twice (a seeded duplicate of it) keeps
             // its first place in the line.
@@ -373,18 +377,18 @@ impl Subscriber for History {
         }
         inner.window.drain(..from_window);
         inner.first += from_window as u64;
-        let mut events = events.into_iter();
-        for old in events.by_ref().take(overflow - from_window) {
+        let (skipped, entering) = events.split_at(overflow - from_window);
+        for old in skipped {
             if let Some(trail) = inner.spilled.get_mut(&old.message_id) {
-                trail.push(old);
+                trail.push(old.clone());
             }
         }
-        for event in events {
+        for event in entering {
             if inner.window.is_empty() {
                 inner.first = event.seq;
             }
             debug_assert_eq!(event.seq, inner.first + inner.window.len() as u64);
-            let kept = inner.keep(&event);
+            let kept = inner.keep(event);
             inner.window.push_back(kept);
         }
         let first = inner.first;

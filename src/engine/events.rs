@@ -131,16 +131,9 @@ impl Transition {
 /// no other is (the emitting queue's lock is already released). Keep it
 /// short and never call back into the engine.
 pub trait Subscriber: Send + Sync {
-    /// A subscriber that keeps an event clones it (a plain value: history
-    /// keeps events in one ring buffer instead of one allocation each).
+    /// A subscriber that keeps an event keeps what it needs of it
+    /// (history: a 64-byte record in one ring buffer).
     fn publish(&self, events: &[Event]);
-
-    /// The same, handing over the batch itself: the bus calls this on the
-    /// last subscriber, so one that keeps events (history, subscribed
-    /// last) moves them instead of cloning each.
-    fn publish_owned(&self, events: Vec<Event>) {
-        self.publish(&events);
-    }
 
     /// Queue-level state changed (a queue created or deleted, attributes,
     /// tags, policies, purge, move tasks): the full queue-level state.
@@ -335,19 +328,16 @@ pub(super) struct Stamped<'a> {
 }
 
 impl Stamped<'_> {
-    /// Hands the events to every subscriber (the last one gets the batch
-    /// itself), then lets the next batch go.
+    /// Hands the events to every subscriber, then lets the next batch go
+    /// (the events themselves are dropped after that).
     pub fn deliver(self) {
         let subscribers = self
             .bus
             .subscribers
             .read()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some((last, others)) = subscribers.split_last() {
-            for s in others {
-                s.publish(&self.events);
-            }
-            last.publish_owned(self.events);
+        for s in subscribers.iter() {
+            s.publish(&self.events);
         }
     }
 }
