@@ -239,6 +239,7 @@ impl Inner {
     }
 }
 
+/// The history subscriber.
 #[derive(Debug)]
 pub struct History {
     limits: HistoryLimits,
@@ -384,10 +385,16 @@ impl Subscriber for History {
             }
         }
         for event in entering {
-            if inner.window.is_empty() {
+            let next = inner.first + inner.window.len() as u64;
+            if inner.window.is_empty() || event.seq != next {
+                // The bus numbers and delivers every event in order, so a
+                // gap cannot happen; were it to, numbers taken from places
+                // would lie, so the window would start again instead.
+                debug_assert!(inner.window.is_empty(), "event {} after {next}", event.seq);
+                inner.window.clear();
+                inner.notes.clear();
                 inner.first = event.seq;
             }
-            debug_assert_eq!(event.seq, inner.first + inner.window.len() as u64);
             let kept = inner.keep(event);
             inner.window.push_back(kept);
         }
