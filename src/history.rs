@@ -92,6 +92,10 @@ struct QueueRef {
 /// the receipt incarnation (0 for events without a receipt).
 type QueueTag = (usize, u64);
 
+fn tag_of(key: &Arc<QueueKey>, uid: u64) -> QueueTag {
+    (Arc::as_ptr(key) as usize, uid)
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     /// Events in sequence order, without gaps: the event numbered `seq`
@@ -137,7 +141,7 @@ impl Inner {
     /// The entry for an event's queue (and receipt incarnation).
     fn queue_of(&mut self, event: &Event) -> u32 {
         let uid = event.receipt.map_or(0, |r| r.0);
-        let tag = (Arc::as_ptr(&event.queue) as usize, uid);
+        let tag = tag_of(&event.queue, uid);
         if let Some((last, i)) = self.last_queue {
             if last == tag {
                 return i;
@@ -163,23 +167,32 @@ impl Inner {
     /// Keeps only the queue entries the window's events name (a server
     /// that creates and deletes queues all day keeps a bounded table).
     fn drop_unused_queues(&mut self) {
-        let mut renumbered = vec![u32::MAX; self.queues.len()];
-        let mut kept = Vec::new();
-        for event in self.window.iter_mut() {
-            let old = event.queue as usize;
-            if renumbered[old] == u32::MAX {
-                renumbered[old] = kept.len() as u32;
-                kept.push(old);
-            }
-            event.queue = renumbered[old];
+        let mut used = vec![false; self.queues.len()];
+        for event in &self.window {
+            used[event.queue as usize] = true;
         }
-        let mut old: Vec<Option<QueueRef>> = self.queues.drain(..).map(Some).collect();
-        self.queues = kept.iter().filter_map(|&i| old[i].take()).collect();
+        // Kept entries keep their order; each old index maps to its new one.
+        let renumbered: Vec<u32> = used
+            .iter()
+            .scan(0u32, |next, &u| {
+                let at = *next;
+                *next += u32::from(u);
+                Some(at)
+            })
+            .collect();
+        for event in self.window.iter_mut() {
+            event.queue = renumbered[event.queue as usize];
+        }
+        let mut at = 0;
+        self.queues.retain(|_| {
+            at += 1;
+            used[at - 1]
+        });
         self.queue_index = self
             .queues
             .iter()
             .enumerate()
-            .map(|(i, q)| ((Arc::as_ptr(&q.key) as usize, q.uid), i as u32))
+            .map(|(i, q)| (tag_of(&q.key, q.uid), i as u32))
             .collect();
         self.queue_limit = MIN_QUEUE_LIMIT.max(2 * self.queues.len());
         self.last_queue = None;
@@ -554,7 +567,12 @@ mod tests {
         let id = Uuid::new_v4();
         for seq in 1..=5000 {
             // A new queue (incarnation) for every event.
-            h.publish(&[event(seq, id, Transition::Sent)]);
+            let mut e = event(seq, id, Transition::Sent);
+            e.queue = Arc::new(QueueKey {
+                name: format!("q{seq}"),
+                ..(*e.queue).clone()
+            });
+            h.publish(&[e]);
         }
         let inner = h.lock();
         assert!(
@@ -569,6 +587,9 @@ mod tests {
         });
         assert_eq!(recent.len(), 8);
         assert_eq!(recent[7].seq, 5000);
-        assert_eq!(recent[7].queue.name, "q");
+        for e in &recent {
+            // Renumbered entries still name each event's own queue.
+            assert_eq!(e.queue.name, format!("q{}", e.seq));
+        }
     }
 }
