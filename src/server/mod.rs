@@ -356,7 +356,9 @@ async fn scrape_metrics(State(state): State<Arc<AppState>>) -> axum::response::R
 /// go straight to the SQS handler; everything else goes through the router
 /// (admin API, console, `/health`, `/metrics`, queue-URL paths). No route
 /// is `/`, so the router would end at the same handler, after a route
-/// lookup and its bookkeeping (~2,500 instructions a request).
+/// lookup and its bookkeeping (~2,500 instructions a request). The router
+/// has no layers; a layer or a `/` route added to it must be added here
+/// too, or SQS requests would bypass it.
 #[derive(Clone)]
 pub(super) struct Dispatch {
     router: hyper_util::service::TowerToHyperService<Router>,
