@@ -38,6 +38,11 @@ pub struct Cli {
     #[arg(long, env = "RETSU_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
+    /// Exit as soon as standard input closes: a wrapper that starts Retsu gives it a pipe, so the server ends with the wrapper's process, even one killed with SIGKILL.
+    #[arg(long, env = "RETSU_EXIT_ON_STDIN_CLOSE", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub exit_on_stdin_close: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

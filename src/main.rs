@@ -227,7 +227,31 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         "retsu ready"
     );
 
-    shutdown_signal().await;
+    // The wrappers' and containers' wait strategy: one stable line on
+    // stdout, with the address really bound (`--port 0` included).
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "retsu ready {}", server.endpoint_url());
+        let _ = out.flush();
+    }
+
+    let orphaned = tokio::select! {
+        _ = shutdown_signal() => false,
+        _ = stdin_closed(cli.exit_on_stdin_close) => true,
+    };
+    if orphaned {
+        // Whoever started us is gone and nobody waits for a graceful
+        // drain; what was acknowledged is already committed, so the
+        // journal only needs closing.
+        tracing::info!("standard input closed: exiting");
+        if let Some(journal) = &journal {
+            journal.close();
+        }
+        // Not a return: the runtime's teardown would wait on open
+        // connections and blocking threads.
+        std::process::exit(0);
+    }
     tracing::info!("shutting down");
     // A second signal while draining means "now".
     tokio::select! {
@@ -268,6 +292,31 @@ fn init_logging(resolved: &Resolved) -> Result<(), ExitCode> {
         LogFormat::Json => builder.json().with_ansi(false).init(),
     }
     Ok(())
+}
+
+/// With `--exit-on-stdin-close`, resolves when standard input reaches its
+/// end (the writer closed it, or died); otherwise never. A blocking thread,
+/// since tokio's stdin is one too and this keeps the runtime out of it.
+async fn stdin_closed(enabled: bool) {
+    if !enabled {
+        return std::future::pending().await;
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut buf = [0u8; 256];
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(());
+    });
+    let _ = rx.await;
 }
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM (`docker stop`).
