@@ -304,6 +304,33 @@ async fn add_permission_refuses_ungrantable_actions_and_principals() {
     assert_eq!(t.attribute(&url, "Policy").await, None);
 }
 
+/// Owner-only actions are named as AWS names them: the `SQS:` prefix and
+/// the parameter `ActionName`, as for the non-grantable ones.
+#[tokio::test]
+async fn add_permission_refuses_owner_only_actions_in_aws_words() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("perm-owner").await;
+    for action in ["RemovePermission", "AddPermission", "SetQueueAttributes", "DeleteQueue"] {
+        let err = service_error(
+            t.client
+                .add_permission()
+                .queue_url(&url)
+                .label("l1")
+                .aws_account_ids("123456789012")
+                .actions("SendMessage")
+                .actions(action)
+                .send()
+                .await,
+        );
+        assert_service_error(
+            &err,
+            "InvalidParameterValue",
+            &format!("Value SQS:{action} for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action."),
+        );
+    }
+    assert_eq!(t.attribute(&url, "Policy").await, None);
+}
+
 #[tokio::test]
 async fn a_dead_letter_queue_in_another_region_or_account_is_refused() {
     let t = TestServer::start().await;

@@ -68,6 +68,31 @@ pub struct QueueRecord {
     pub dedup_floor: String,
 }
 
+impl QueueRecord {
+    /// A queue's record as it is now (takes its lock).
+    pub(super) fn of(q: &Queue) -> QueueRecord {
+        let state = q.lock();
+        QueueRecord {
+            uid: q.uid,
+            region: q.key.region.clone(),
+            account: q.key.account.clone(),
+            name: q.key.name.clone(),
+            created_ms: q.created_ms,
+            last_modified_ms: state.last_modified_ms,
+            last_purge_ms: state.last_purge_ms,
+            fifo: state.settings.fifo,
+            attributes: SETTINGS
+                .iter()
+                .filter_map(|n| Some((n.to_string(), state.settings.render(n)?)))
+                .collect(),
+            tags: state.tags.clone(),
+            dedup_per_group: state.dedup_per_group,
+            last_sequence: state.last_sequence.to_string(),
+            dedup_floor: state.dedup_floor.to_string(),
+        }
+    }
+}
+
 /// The engine's queue-level state.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EngineState {
@@ -156,30 +181,7 @@ impl Engine {
     /// holds the task list passes its snapshot).
     pub(super) fn queue_level_state_with(&self, move_tasks: serde_json::Value) -> EngineState {
         let queues: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
-        let queues = queues
-            .iter()
-            .map(|q| {
-                let state = q.lock();
-                QueueRecord {
-                    uid: q.uid,
-                    region: q.key.region.clone(),
-                    account: q.key.account.clone(),
-                    name: q.key.name.clone(),
-                    created_ms: q.created_ms,
-                    last_modified_ms: state.last_modified_ms,
-                    last_purge_ms: state.last_purge_ms,
-                    fifo: state.settings.fifo,
-                    attributes: SETTINGS
-                        .iter()
-                        .filter_map(|n| Some((n.to_string(), state.settings.render(n)?)))
-                        .collect(),
-                    tags: state.tags.clone(),
-                    dedup_per_group: state.dedup_per_group,
-                    last_sequence: state.last_sequence.to_string(),
-                    dedup_floor: state.dedup_floor.to_string(),
-                }
-            })
-            .collect();
+        let queues = queues.iter().map(|q| QueueRecord::of(q)).collect();
         EngineState {
             queues,
             deleted_at: self

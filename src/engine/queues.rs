@@ -116,6 +116,15 @@ impl Engine {
         self.check_redrive_target(&key, &settings)?;
 
         let now = self.now();
+        // With persistence, a new queue's record reaches the journal before
+        // any other request can see the queue, so no message sent to it is
+        // journaled ahead of the queue it belongs to. Every queue insert
+        // happens under the order lock while capturing, so the state taken
+        // here stays the one to extend; it is taken before the map's entry
+        // is held, since reading the map under its own entry would deadlock.
+        let capturing = self.shared.events.is_capturing();
+        let _order = capturing.then(|| self.lock_persist_order());
+        let before = capturing.then(|| self.queue_level_state());
         let queue = match self.queues.entry(key.clone()) {
             dashmap::Entry::Occupied(existing) => {
                 let existing = existing.get().clone();
@@ -152,6 +161,10 @@ impl Engine {
                     now,
                     self.shared.clone(),
                 ));
+                if let Some(mut state) = before {
+                    state.queues.push(super::persist::QueueRecord::of(&queue));
+                    self.shared.events.queues_changed(&state);
+                }
                 slot.insert(queue.clone());
                 self.index_queue(&key);
                 queue
@@ -487,8 +500,8 @@ impl Engine {
         if let Some(bad) = actions.iter().find(|a| !PERMITTED.contains(&a.as_str())) {
             if OWNER_ONLY.contains(&bad.as_str()) {
                 return Err(SqsError::invalid_parameter(
-                    "ActionName.1",
-                    bad,
+                    "ActionName",
+                    format!("SQS:{bad}"),
                     "Only the queue owner is allowed to invoke this action.",
                 ));
             }

@@ -393,3 +393,70 @@ async fn shortened_visibility_wakes_a_waiting_poll_in_time() {
     };
     assert_eq!(r.messages.len(), 1, "returned with the message, not empty");
 }
+
+/// A journal stand-in: durable at once; records, for every queue-level
+/// report, whether each queue it names was already visible to requests.
+struct VisibilityProbe {
+    engine: std::sync::OnceLock<std::sync::Weak<Engine>>,
+    seen_visible: std::sync::Mutex<Vec<(String, bool)>>,
+}
+
+impl persist::Durability for VisibilityProbe {
+    fn failing(&self) -> bool {
+        false
+    }
+
+    fn wait(
+        &self,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), SqsError>> + Send + '_>>
+    {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl events::Subscriber for VisibilityProbe {
+    fn publish(&self, _events: &[events::Event]) {}
+
+    fn queues_changed(&self, state: &persist::EngineState) {
+        let engine = self.engine.get().and_then(|w| w.upgrade()).unwrap();
+        let mut seen = self.seen_visible.lock().unwrap();
+        for q in &state.queues {
+            if seen.iter().any(|(name, _)| name == &q.name) {
+                continue;
+            }
+            let key = QueueKey {
+                region: q.region.clone(),
+                account: q.account.clone(),
+                name: q.name.clone(),
+            };
+            // Subscribers must not call into the engine; this peeks at the
+            // map without waiting (a creator holding the queue's entry
+            // shows as locked: not visible yet).
+            let visible = engine.queues.try_get(&key).is_present();
+            seen.push((q.name.clone(), visible));
+        }
+    }
+}
+
+/// A message sent to a just-created queue must never reach the journal
+/// ahead of the queue itself (a crash would then drop it as an orphan):
+/// the queue's first report is made before any request can see it.
+#[tokio::test]
+async fn a_new_queue_is_reported_to_the_journal_before_it_is_visible() {
+    let f = fixture();
+    let probe = Arc::new(VisibilityProbe {
+        engine: std::sync::OnceLock::new(),
+        seen_visible: std::sync::Mutex::new(Vec::new()),
+    });
+    let _ = probe.engine.set(Arc::downgrade(&f.engine));
+    f.engine.subscribe(probe.clone());
+    f.engine.set_durability(probe.clone());
+    f.create("first", &[]).await;
+    f.create("second.fifo", &[("FifoQueue", "true")]).await;
+    let seen = probe.seen_visible.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![("first".to_string(), false), ("second.fifo".to_string(), false)],
+        "each queue's first report came before it was visible"
+    );
+}
