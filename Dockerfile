@@ -7,8 +7,10 @@
 #       -e RETSU_CONFIG=/etc/retsu/retsu.toml retsu
 #
 # Stages:
-#   build     compiles the binary in the official Rust image (x86_64, glibc,
-#             statically linked with +crt-static);
+#   build     compiles the binary in the official Rust image for the
+#             platform being built, amd64 or arm64 (glibc, statically linked
+#             with +crt-static):
+#               docker buildx build --platform linux/amd64,linux/arm64 -t retsu .
 #   prebuilt  takes a binary built outside instead, from docker/prebuilt/ in
 #             the build context: the static binary as `retsu` and an empty
 #             `data/` (scripts/docker-check.sh builds this way, since CI has
@@ -26,12 +28,24 @@
 ARG BINARY=build
 
 FROM docker.io/library/rust:1-bookworm AS build
+# The build stage runs on the platform being built (natively on an arm64
+# machine, emulated under buildx --platform otherwise), so the Rust target
+# is that platform's own glibc one. TARGETARCH comes from BuildKit; the
+# legacy builder leaves it empty and the machine's own architecture is used.
+ARG TARGETARCH
 WORKDIR /src
 COPY . .
-RUN RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
-        cargo build --release --locked --target x86_64-unknown-linux-gnu --bin retsu \
+RUN arch="${TARGETARCH:-$(dpkg --print-architecture)}" \
+    && case "$arch" in \
+         amd64) target=x86_64-unknown-linux-gnu ;; \
+         arm64) target=aarch64-unknown-linux-gnu ;; \
+         *) echo "retsu: no build for architecture $arch (amd64 and arm64 are supported)" >&2; exit 1 ;; \
+       esac \
+    && rustup target add "$target" \
+    && RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
+        cargo build --release --locked --target "$target" --bin retsu \
     && mkdir -p /out/data \
-    && cp target/x86_64-unknown-linux-gnu/release/retsu /out/retsu
+    && cp "target/$target/release/retsu" /out/retsu
 
 FROM scratch AS prebuilt
 COPY docker/prebuilt/ /out/
