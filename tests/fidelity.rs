@@ -310,7 +310,12 @@ async fn add_permission_refuses_ungrantable_actions_and_principals() {
 async fn add_permission_refuses_owner_only_actions_in_aws_words() {
     let t = TestServer::start().await;
     let url = t.create_queue("perm-owner").await;
-    for action in ["RemovePermission", "AddPermission", "SetQueueAttributes", "DeleteQueue"] {
+    for action in [
+        "RemovePermission",
+        "AddPermission",
+        "SetQueueAttributes",
+        "DeleteQueue",
+    ] {
         let err = service_error(
             t.client
                 .add_permission()

@@ -515,70 +515,8 @@ async fn load_then_stop(name: &str, graceful: bool) {
     let s = start(&dir.0, &[]).await;
     let c = s.client();
     let url = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
-
-    #[derive(Default)]
-    struct Ledger {
-        attempted: HashSet<String>,
-        acked: HashSet<String>,
-        deleted: HashSet<String>,
-        /// Deletes sent: one cut off by the kill may have taken effect
-        /// without its answer arriving.
-        deleting: HashSet<String>,
-    }
     let ledger = Arc::new(Mutex::new(Ledger::default()));
-    let mut tasks = Vec::new();
-    for client in 0..6 {
-        let (c, url, ledger) = (c.clone(), url.clone(), ledger.clone());
-        tasks.push(tokio::spawn(async move {
-            for i in 0.. {
-                let body = format!("c{client}-m{i}");
-                ledger.lock().unwrap().attempted.insert(body.clone());
-                if c.send_message()
-                    .queue_url(&url)
-                    .message_body(&body)
-                    .send()
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                ledger.lock().unwrap().acked.insert(body);
-                // Every other client also consumes.
-                if client % 2 == 1 && i % 3 == 0 {
-                    let Ok(got) = c
-                        .receive_message()
-                        .queue_url(&url)
-                        .max_number_of_messages(5)
-                        .send()
-                        .await
-                    else {
-                        return;
-                    };
-                    for m in got.messages.unwrap_or_default() {
-                        ledger
-                            .lock()
-                            .unwrap()
-                            .deleting
-                            .insert(m.body().unwrap().to_string());
-                        if c.delete_message()
-                            .queue_url(&url)
-                            .receipt_handle(m.receipt_handle().unwrap())
-                            .send()
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
-                        ledger
-                            .lock()
-                            .unwrap()
-                            .deleted
-                            .insert(m.body().unwrap().to_string());
-                    }
-                }
-            }
-        }));
-    }
+    let tasks = spawn_load(&c, &[url], &ledger, 6);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     if graceful {
         let exit = tokio::task::spawn_blocking(move || s.terminate())
@@ -597,28 +535,174 @@ async fn load_then_stop(name: &str, graceful: bool) {
         "too little load: {}",
         ledger.acked.len()
     );
-
     let s = start(&dir.0, &[]).await;
+    check_ledger(&s, &["load".to_string()], &ledger).await;
+}
+
+/// The kill -9 guarantee under repeated kills: sixteen rounds on one data
+/// directory, each a restart, load on the queues so far plus a queue
+/// created while clients already send to it, and a SIGKILL after a second
+/// or so. Then every acknowledged send is there exactly once unless its
+/// delete was acknowledged, across every round's queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn repeated_kill_9_under_load_loses_nothing_acknowledged() {
+    const ROUNDS: usize = 16;
+    let dir = TempDir::new("kill9-repeated");
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let mut names = vec!["load".to_string()];
+    for round in 0..ROUNDS {
+        let s = start(&dir.0, &[]).await;
+        let c = s.client();
+        let _ = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
+        let urls: Vec<String> = names.iter().map(|n| s.url(n)).collect();
+        let mut tasks = spawn_load(&c, &urls, &ledger, 4);
+        // A new queue, sent to before its CreateQueue is answered (a
+        // client spinning on it until it appears) and from then on.
+        let fresh = format!("round-{round}");
+        let early = {
+            let (c, url, ledger) = (c.clone(), s.url(&fresh), ledger.clone());
+            tokio::spawn(async move {
+                let body = format!("{fresh_tag}-early", fresh_tag = rand_suffix());
+                ledger.lock().unwrap().attempted.insert(body.clone());
+                for _ in 0..20_000 {
+                    match c
+                        .send_message()
+                        .queue_url(&url)
+                        .message_body(&body)
+                        .send()
+                        .await
+                    {
+                        Ok(_) => {
+                            ledger.lock().unwrap().acked.insert(body);
+                            return;
+                        }
+                        Err(e)
+                            if e.as_service_error()
+                                .is_some_and(|se| se.is_queue_does_not_exist()) =>
+                        {
+                            continue
+                        }
+                        Err(_) => return,
+                    }
+                }
+            })
+        };
+        let url = create_queue_via(&c, &fresh, &[("VisibilityTimeout", "1")]).await;
+        tasks.push(early);
+        tasks.extend(spawn_load(&c, &[url], &ledger, 2));
+        names.push(fresh);
+        // Kills land at different points of the commit cycle.
+        tokio::time::sleep(Duration::from_millis(700 + 97 * round as u64 % 800)).await;
+        s.kill9();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    }
+    let ledger = Arc::try_unwrap(ledger).ok().unwrap().into_inner().unwrap();
+    assert!(
+        ledger.acked.len() > 100 * ROUNDS,
+        "too little load: {}",
+        ledger.acked.len()
+    );
+    let s = start(&dir.0, &[]).await;
+    check_ledger(&s, &names, &ledger).await;
+}
+
+/// What load clients tried, and what the server acknowledged.
+#[derive(Default)]
+struct Ledger {
+    attempted: HashSet<String>,
+    acked: HashSet<String>,
+    deleted: HashSet<String>,
+    /// Deletes sent: one cut off by the kill may have taken effect
+    /// without its answer arriving.
+    deleting: HashSet<String>,
+}
+
+/// `clients` tasks that send to `urls` in turn as fast as they can, every
+/// other one also receiving and deleting, until a request fails (the
+/// server is gone).
+fn spawn_load(
+    c: &Client,
+    urls: &[String],
+    ledger: &Arc<Mutex<Ledger>>,
+    clients: usize,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    for client in 0..clients {
+        let (c, urls, ledger) = (c.clone(), urls.to_vec(), ledger.clone());
+        let tag = rand_suffix();
+        tasks.push(tokio::spawn(async move {
+            for i in 0.. {
+                let url = &urls[i % urls.len()];
+                let body = format!("{tag}-c{client}-m{i}");
+                ledger.lock().unwrap().attempted.insert(body.clone());
+                if c.send_message()
+                    .queue_url(url)
+                    .message_body(&body)
+                    .send()
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                ledger.lock().unwrap().acked.insert(body);
+                if client % 2 == 1 && i % 3 == 0 {
+                    let Ok(got) = c
+                        .receive_message()
+                        .queue_url(url)
+                        .max_number_of_messages(5)
+                        .send()
+                        .await
+                    else {
+                        return;
+                    };
+                    for m in got.messages.unwrap_or_default() {
+                        let body = m.body().unwrap().to_string();
+                        ledger.lock().unwrap().deleting.insert(body.clone());
+                        if c.delete_message()
+                            .queue_url(url)
+                            .receipt_handle(m.receipt_handle().unwrap())
+                            .send()
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                        ledger.lock().unwrap().deleted.insert(body);
+                    }
+                }
+            }
+        }));
+    }
+    tasks
+}
+
+/// Drains the named queues of the restarted server `s` and checks them
+/// against the ledger.
+async fn check_ledger(s: &Running, names: &[String], ledger: &Ledger) {
     let c = s.client();
     // Messages in flight at the kill come back after their 1 s timeout.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let mut seen: HashMap<String, usize> = HashMap::new();
-    loop {
-        let got = c
-            .receive_message()
-            .queue_url(s.url("load"))
-            .max_number_of_messages(10)
-            .visibility_timeout(600)
-            .send()
-            .await
-            .unwrap()
-            .messages
-            .unwrap_or_default();
-        if got.is_empty() {
-            break;
-        }
-        for m in got {
-            *seen.entry(m.body().unwrap().to_string()).or_default() += 1;
+    for name in names {
+        loop {
+            let got = c
+                .receive_message()
+                .queue_url(s.url(name))
+                .max_number_of_messages(10)
+                .visibility_timeout(600)
+                .send()
+                .await
+                .unwrap()
+                .messages
+                .unwrap_or_default();
+            if got.is_empty() {
+                break;
+            }
+            for m in got {
+                *seen.entry(m.body().unwrap().to_string()).or_default() += 1;
+            }
         }
     }
     for body in &ledger.acked {

@@ -456,7 +456,10 @@ async fn a_new_queue_is_reported_to_the_journal_before_it_is_visible() {
     let seen = probe.seen_visible.lock().unwrap().clone();
     assert_eq!(
         seen,
-        vec![("first".to_string(), false), ("second.fifo".to_string(), false)],
+        vec![
+            ("first".to_string(), false),
+            ("second.fifo".to_string(), false)
+        ],
         "each queue's first report came before it was visible"
     );
 }
