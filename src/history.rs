@@ -270,6 +270,14 @@ pub struct EventQuery {
     pub limit: usize,
 }
 
+impl EventQuery {
+    /// Whether an event passes the queue and kind filters.
+    pub fn matches(&self, e: &Event) -> bool {
+        self.queue.as_ref().is_none_or(|q| *e.queue == *q)
+            && (self.kinds.is_empty() || self.kinds.contains(&e.kind))
+    }
+}
+
 /// Transitions after which a message id is seen no more.
 fn is_final(kind: Transition) -> bool {
     use Transition::*;
@@ -330,8 +338,7 @@ impl History {
         let missed = query.since > 0 && !inner.window.is_empty() && inner.first > query.since + 1;
         let events = inner
             .events_from(start)
-            .filter(|e| query.queue.as_ref().is_none_or(|q| *e.queue == *q))
-            .filter(|e| query.kinds.is_empty() || query.kinds.contains(&e.kind))
+            .filter(|e| query.matches(e))
             .take(query.limit)
             .collect();
         (events, missed)

@@ -19,6 +19,7 @@ pub mod console;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod event_stream;
 pub mod faults;
 pub mod history;
 pub mod journal;

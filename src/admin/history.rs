@@ -16,7 +16,7 @@ use crate::history::{EventQuery, History};
 const DEFAULT_LIMIT: usize = 100;
 const MAX_LIMIT: usize = 10_000;
 
-fn history(admin: &Admin) -> Result<&History, Response> {
+pub(super) fn history(admin: &Admin) -> Result<&History, Response> {
     admin.history.as_deref().ok_or_else(|| {
         error(
             StatusCode::NOT_FOUND,
@@ -88,7 +88,7 @@ pub fn events(admin: &Admin, request: &AdminRequest) -> Response {
 }
 
 /// `queue=r/a/n`, `kind=a,b`, `since=N`, `limit=N`.
-fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
+pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
     let queue = match request.param("queue").filter(|q| !q.is_empty()) {
         None => None,
         Some(q) => match q.split('/').collect::<Vec<_>>().as_slice() {

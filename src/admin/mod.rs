@@ -12,7 +12,8 @@
 //! unknown paths and refused tokens included — is JSON, never an empty
 //! body. One file per family: `queues.rs` (health, queues), `peek.rs`,
 //! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
-//! `history.rs` (a message's history, recent events), `faults.rs`
+//! `history.rs` (a message's history, recent events), `stream.rs` (the
+//! live event stream, server-sent events), `faults.rs`
 //! (seeded faults), `localstack.rs`.
 
 // Handlers return an early `Response` as their error: built once per admin
@@ -35,6 +36,7 @@ use serde_json::{json, Value};
 use crate::api::RequestContext;
 use crate::clock::ControlledClock;
 use crate::engine::{AdminError, Engine, QueueKey};
+use crate::event_stream::EventStream;
 use crate::history::History;
 use crate::protocol::Settings;
 
@@ -46,6 +48,7 @@ mod localstack;
 mod peek;
 mod queues;
 mod reset;
+mod stream;
 
 /// Largest admin request body.
 const MAX_BODY: usize = 1024 * 1024;
@@ -60,9 +63,21 @@ pub struct Admin {
     pub settings: Settings,
     /// Message history, unless switched off (`--history-events 0`).
     pub history: Option<Arc<History>>,
+    /// The live event stream's readers; subscribed on first use.
+    pub event_stream: std::sync::OnceLock<Arc<EventStream>>,
 }
 
 impl Admin {
+    /// The live event stream's fan-out, subscribed to the engine the first
+    /// time a reader comes.
+    pub fn event_stream(&self) -> &EventStream {
+        self.event_stream.get_or_init(|| {
+            let stream = Arc::new(EventStream::default());
+            self.engine.subscribe(stream.clone());
+            stream
+        })
+    }
+
     /// The context queue URLs are built in: `--base-url`, else the listen
     /// address; the server's default region and account.
     pub fn context(&self) -> RequestContext {
@@ -166,10 +181,16 @@ pub fn queue_ref(key: &QueueKey) -> Value {
 pub struct AdminRequest {
     pub method: Method,
     pub query: Vec<(String, String)>,
+    pub headers: HeaderMap,
     pub body: Bytes,
 }
 
 impl AdminRequest {
+    /// A header's value, when it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
     pub fn param(&self, name: &str) -> Option<&str> {
         self.query
             .iter()
@@ -253,6 +274,7 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
         query: form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
             .into_owned()
             .collect(),
+        headers: parts.headers.clone(),
         body,
     };
     let m = &request.method;
@@ -315,6 +337,7 @@ fn route(admin: &Arc<Admin>, segs: &[&str], request: &AdminRequest, path: &str) 
         ["faults"] if m == Method::DELETE => faults::clear(&admin, request),
         ["messages", id] if m == Method::GET => history::message(&admin, id),
         ["events"] if m == Method::GET => history::events(&admin, request),
+        ["events", "stream"] if m == Method::GET => stream::open(&admin, request),
         _ => error(
             StatusCode::NOT_FOUND,
             format!("no admin endpoint {} {path}", request.method),

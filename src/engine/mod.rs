@@ -480,6 +480,18 @@ impl Engine {
         self.shutting_down.load(Ordering::SeqCst)
     }
 
+    /// Resolves once [`Engine::shutdown`] has been called (at once if it
+    /// has): what long-lived answers, like the live event stream, end on.
+    pub async fn until_shutdown(&self) {
+        let notified = self.shutdown.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.is_shutting_down() {
+            return;
+        }
+        notified.await;
+    }
+
     /// Background work that time drives (message move tasks). The server
     /// spawns this once; it returns after [`Engine::shutdown`].
     pub async fn run_background(self: Arc<Self>) {

@@ -158,6 +158,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
             started: Instant::now(),
             settings,
             history,
+            event_stream: Default::default(),
         })));
     }
 

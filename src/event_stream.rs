@@ -1,0 +1,109 @@
+//! The live event stream's fan-out: each reader of
+//! `GET /_retsu/events/stream` (admin/stream.rs) follows the engine's
+//! events through a bounded buffer of its own.
+//!
+//! Why bounded and cut off rather than waited for: publishing runs inside
+//! the engine's event delivery, which every request passes through, so a
+//! reader that stops reading must never slow a request down. When a
+//! reader's buffer is full it is dropped from the fan-out; its stream then
+//! ends with a final `missed` event that says where to resume from.
+//!
+//! The fan-out subscribes to the engine only when the first reader comes,
+//! so a server nobody streams from pays nothing for it.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+use crate::engine::events::{Event, Subscriber};
+use crate::history::EventQuery;
+
+/// Events a reader may fall behind by before it is cut off.
+pub const READER_BUFFER: usize = 4096;
+
+/// The readers following the event stream.
+#[derive(Default)]
+pub struct EventStream {
+    readers: Mutex<Vec<Reader>>,
+    /// How many readers there are, read without the lock on every publish.
+    count: AtomicUsize,
+}
+
+struct Reader {
+    filter: EventQuery,
+    tx: mpsc::Sender<Event>,
+    cut: Arc<AtomicBool>,
+}
+
+/// One reader's end: the events that pass its filter, in order, until it
+/// is cut off (`cut` then reads true once `events` is drained and closed).
+pub struct Follower {
+    pub events: mpsc::Receiver<Event>,
+    pub cut: Arc<AtomicBool>,
+}
+
+impl EventStream {
+    /// A new reader of the events that `filter` passes (its `since` and
+    /// `limit` are not used here).
+    pub fn follow(&self, filter: EventQuery) -> Follower {
+        let (tx, events) = mpsc::channel(READER_BUFFER);
+        let cut = Arc::new(AtomicBool::new(false));
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        readers.push(Reader {
+            filter,
+            tx,
+            cut: cut.clone(),
+        });
+        self.count.store(readers.len(), Ordering::Release);
+        Follower { events, cut }
+    }
+
+    /// Readers currently following.
+    pub fn readers(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+}
+
+/// An event as a reader keeps it: without the journal's snapshot.
+fn light(e: &Event) -> Event {
+    Event {
+        seq: e.seq,
+        at_ms: e.at_ms,
+        queue: e.queue.clone(),
+        message_id: e.message_id,
+        kind: e.kind,
+        receive_count: e.receive_count,
+        visible_at_ms: e.visible_at_ms,
+        receipt: e.receipt,
+        note: e.note.clone(),
+        stored: None,
+    }
+}
+
+impl Subscriber for EventStream {
+    fn publish(&self, events: &[Event]) {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        readers.retain(|reader| {
+            if reader.tx.is_closed() {
+                return false;
+            }
+            for e in events.iter().filter(|e| reader.filter.matches(e)) {
+                match reader.tx.try_send(light(e)) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        reader.cut.store(true, Ordering::Release);
+                        return false;
+                    }
+                    // The reader went away (its connection closed).
+                    Err(mpsc::error::TrySendError::Closed(_)) => return false,
+                }
+            }
+            true
+        });
+        self.count.store(readers.len(), Ordering::Release);
+    }
+}
