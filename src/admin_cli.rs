@@ -5,7 +5,7 @@
 //! Plain HTTP/1.1 over a std socket, like `retsu health`: the binary needs
 //! no HTTP client library for a handful of local JSON calls.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
@@ -105,9 +105,25 @@ impl Client {
     }
 
     fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Answer, String> {
+        let (mut stream, addr) = self.send(method, path, body, "application/json")?;
+        let mut raw = Vec::new();
+        stream
+            .read_to_end(&mut raw)
+            .map_err(|e| format!("{addr}: no answer: {e}"))?;
+        parse_response(&raw)
+    }
+
+    /// Connects and sends one request; the connection, to read the answer.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        accept: &str,
+    ) -> Result<(TcpStream, std::net::SocketAddr), String> {
         let body = body.map(Value::to_string).unwrap_or_default();
         let mut request = format!(
-            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\nContent-Length: {}\r\n",
+            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: {accept}\r\nContent-Length: {}\r\n",
             self.base_path,
             self.authority,
             body.len()
@@ -139,13 +155,82 @@ impl Client {
             stream
                 .write_all(request.as_bytes())
                 .map_err(|e| format!("{addr}: {e}"))?;
-            let mut raw = Vec::new();
-            stream
-                .read_to_end(&mut raw)
-                .map_err(|e| format!("{addr}: no answer: {e}"))?;
-            return parse_response(&raw);
+            return Ok((stream, addr));
         }
         Err(last)
+    }
+
+    /// `GET path` as a server-sent event stream: calls `each(kind, data)`
+    /// for every event as it arrives, until the server ends the stream.
+    fn follow(&self, path: &str, mut each: impl FnMut(&str, &str)) -> Result<(), String> {
+        let (stream, addr) = self.send("GET", path, None, "text/event-stream")?;
+        // Keep-alive comments arrive every few seconds; a minute of
+        // silence means the server is gone.
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+        let mut reader = std::io::BufReader::new(stream);
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = reader
+                .read_line(&mut line)
+                .map_err(|e| format!("{addr}: {e}"))?;
+            if n == 0 || line == "\r\n" {
+                break;
+            }
+            head.push(line);
+        }
+        let status = head
+            .first()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|s| s.parse::<u16>().ok())
+            .ok_or_else(|| format!("not an HTTP answer: {head:?}"))?;
+        if status != 200 {
+            let mut raw = head.concat().into_bytes();
+            raw.extend_from_slice(b"\r\n");
+            let _ = reader.read_to_end(&mut raw);
+            let answer = parse_response(&raw)?;
+            let message = answer.body["error"]["message"]
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| answer.body.to_string());
+            return Err(format!("GET {path}: {status} {message}"));
+        }
+        // The body is chunked; events are separated by a blank line.
+        let mut pending = String::new();
+        loop {
+            let mut size_line = String::new();
+            if reader
+                .read_line(&mut size_line)
+                .map_err(|e| format!("{addr}: {e}"))?
+                == 0
+            {
+                return Ok(());
+            }
+            let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+                .map_err(|_| format!("bad chunk size {size_line:?}"))?;
+            if size == 0 {
+                return Ok(());
+            }
+            let mut chunk = vec![0u8; size + 2];
+            reader
+                .read_exact(&mut chunk)
+                .map_err(|e| format!("{addr}: {e}"))?;
+            pending.push_str(&String::from_utf8_lossy(&chunk[..size]));
+            while let Some(end) = pending.find("\n\n") {
+                let message: String = pending.drain(..end + 2).collect();
+                let (mut kind, mut data) = ("message", String::new());
+                for line in message.lines() {
+                    if let Some(k) = line.strip_prefix("event: ") {
+                        kind = k;
+                    } else if let Some(d) = line.strip_prefix("data: ") {
+                        data.push_str(d);
+                    }
+                }
+                if !data.is_empty() {
+                    each(kind, &data);
+                }
+            }
+        }
     }
 
     /// Calls and insists on success; an API error becomes its message.
@@ -451,6 +536,52 @@ fn render_events(v: &Value) -> String {
     out
 }
 
+/// `retsu events --follow`: one line per event as it happens (one JSON
+/// object per line with `--json`); returns what to print when the stream
+/// ends, which it does at shutdown or when this reader fell behind.
+fn follow_events(
+    client: &Client,
+    json_lines: bool,
+    queue: Option<String>,
+    kind: Option<String>,
+    since: Option<u64>,
+) -> Result<String, String> {
+    let path = format!(
+        "/_retsu/events/stream{}",
+        query(&[
+            ("queue", queue),
+            ("kind", kind),
+            ("since", since.map(|s| s.to_string())),
+        ])
+    );
+    let mut out = std::io::stdout();
+    let mut ending = String::from("(the server ended the stream)");
+    client.follow(&path, |kind, data| {
+        let Ok(e) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
+        let line = match kind {
+            "missed" => {
+                ending = format!(
+                    "(fell behind and was cut off; resume with --since {})",
+                    text(&e["next"])
+                );
+                return;
+            }
+            _ if json_lines => e.to_string(),
+            "gap" => "(history no longer holds every event asked for)".to_string(),
+            _ => event_rows(&Value::Array(vec![e]), true)
+                .remove(0)
+                .join("  "),
+        };
+        // A closed pipe (`retsu events --follow | head`) ends quietly.
+        if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+            std::process::exit(0);
+        }
+    })?;
+    Ok(ending)
+}
+
 fn render_object(v: &Value) -> String {
     match v.as_object() {
         Some(map) => map
@@ -492,6 +623,8 @@ pub enum AdminCommand {
         kind: Option<String>,
         since: Option<u64>,
         limit: Option<usize>,
+        /// Keep printing events as they happen (the live stream).
+        follow: bool,
     },
     Clock(Option<ClockAction>),
     Faults(Option<FaultsAction>),
@@ -534,11 +667,15 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
             kind,
             since,
             limit,
+            follow,
         } => {
             let queue = match queue {
                 Some(q) => Some(queue_path(&client, q)?),
                 None => None,
             };
+            if *follow {
+                return follow_events(&client, args.json, queue, kind.clone(), *since);
+            }
             let v = client.ok(
                 "GET",
                 &format!(

@@ -94,8 +94,11 @@ pub enum Command {
         #[arg(long)]
         since: Option<u64>,
         /// Most events to show.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "follow")]
         limit: Option<usize>,
+        /// Keep printing events as they happen (GET /_retsu/events/stream); with --since, from there.
+        #[arg(long, short = 'f')]
+        follow: bool,
         #[command(flatten)]
         admin: AdminArgs,
     },
@@ -150,6 +153,7 @@ impl Command {
                 kind,
                 since,
                 limit,
+                follow,
                 admin,
             } => (
                 AdminCommand::Events {
@@ -157,6 +161,7 @@ impl Command {
                     kind: kind.clone(),
                     since: *since,
                     limit: *limit,
+                    follow: *follow,
                 },
                 admin,
             ),

@@ -201,3 +201,43 @@ async fn history_events_and_faults_call_their_endpoints() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("KEY=VALUE"));
 }
+
+/// `retsu events --follow` prints each event as it happens (`--json`: one
+/// object a line), after replaying from `--since`.
+#[tokio::test]
+async fn events_follow_prints_events_as_they_happen() {
+    use std::io::BufRead;
+    let server = start(&[]);
+    let client = common::sdk_client(&server.endpoint(), "us-east-1");
+    let url = create_queue_via(&client, "followed", &[]).await;
+    let before = send_via(&client, &url, "before").await;
+    let mut child = retsu()
+        .args(["events", "--follow", "--json", "--since", "0"])
+        .args(["--queue", "followed", "--endpoint", &server.endpoint()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("retsu runs");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next_id = |rx: &std::sync::mpsc::Receiver<String>| -> String {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("an event line in time");
+        let e: Value = serde_json::from_str(&line).expect("one JSON object a line");
+        assert_eq!(e["queue"]["name"], "followed", "{line}");
+        e["message_id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(next_id(&rx), before, "replayed from --since 0");
+    let live = send_via(&client, &url, "live").await;
+    assert_eq!(next_id(&rx), live, "followed live");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
