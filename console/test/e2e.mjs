@@ -405,6 +405,12 @@ async function main() {
     if (has.events) {
       check('activity charts show rates from the event log',
         (await ordersRow.innerText()).includes('sent/s') && (await ordersRow.locator('.spark canvas').count()) === 1);
+      await waitFor('rates follow the live event stream', async () =>
+        (await page.getByTestId('rates-source').innerText()).includes('live from the event stream'));
+      check('the queues screen follows the live event stream', true);
+      // A message sent now shows in the rates without a poll of the log.
+      await sqs('SendMessage', { QueueUrl: url, MessageBody: 'live rate' });
+      await waitFor('the live send counted', async () => /sent\/s (?!0\.0\b)[0-9.]+/.test(await ordersRow.innerText()));
     }
     await shot(page, 'queues');
     await axe(page, 'queues');

@@ -4,16 +4,47 @@
 
 import { useRef, useState } from 'preact/hooks';
 import { html, usePoll, fmtDuration, queueHref, errorText } from '../util.js';
-import { admin, sqs, listQueues } from '../api.js';
+import { admin, adminToken, sqs, listQueues } from '../api.js';
 import { ActionButton, ConfirmButton, LoadError, Sparkline, notify } from './parts.js';
 
 const SAMPLES = 60;
 const qkey = (q) => `${q.region}/${q.account}/${q.name}`;
 
-// Rates are sampled while this screen is shown: from the event log when the
-// server has one (sent / received / deleted per second), otherwise the
-// counts themselves are charted.
+// Rates are sampled while this screen is shown: from the live event stream
+// when the server serves one, else by polling the event log (an older
+// server, or an admin token, which EventSource cannot send); with neither,
+// the counts themselves are charted.
 const rates = { eventsOk: null, since: null, lastAt: null, history: new Map() };
+const live = { source: null, open: false, failed: false, counts: new Map() };
+
+function followEvents() {
+  if (live.source || live.failed || typeof EventSource === 'undefined' || adminToken()) return;
+  const source = new EventSource('/_retsu/events/stream?kind=sent,received,deleted');
+  live.source = source;
+  const count = (message) => {
+    const e = JSON.parse(message.data);
+    const k = qkey(e.queue);
+    const c = live.counts.get(k) || { sent: 0, received: 0, deleted: 0 };
+    c[e.kind]++;
+    live.counts.set(k, c);
+  };
+  for (const kind of ['sent', 'received', 'deleted']) source.addEventListener(kind, count);
+  source.onopen = () => {
+    live.open = true;
+  };
+  const stop = () => {
+    source.close();
+    live.source = null;
+    live.open = false;
+  };
+  // Cut off for falling behind (a hidden tab): counts restart on the next sample.
+  source.addEventListener('missed', stop);
+  source.onerror = () => {
+    // Never opened: this server has no stream; poll the log instead.
+    if (!live.open) live.failed = true;
+    stop();
+  };
+}
 
 async function drainEvents(since) {
   const counts = new Map();
@@ -36,7 +67,14 @@ async function drainEvents(since) {
 async function sampleRates(queues) {
   const now = Date.now();
   let counts = null;
-  if (rates.eventsOk !== false) {
+  followEvents();
+  if (live.open) {
+    counts = live.counts;
+    live.counts = new Map();
+    rates.eventsOk = true;
+    rates.live = true;
+  } else if (rates.eventsOk !== false) {
+    rates.live = false;
     try {
       // The first read, or one after this screen was away, only finds
       // where "now" is in the log.
@@ -109,6 +147,7 @@ export function QueuesView() {
           setAlarm(v);
         }} /> seconds</label>
       ${rates.eventsOk === false ? html`<span class="muted">Charts show counts: this server has no event log for rates.</span>` : null}
+      ${rates.eventsOk ? html`<span class="muted" data-testid="rates-source">Rates ${rates.live ? 'live from the event stream' : 'from the event log, polled'}.</span>` : null}
       ${data && data.fallback ? html`<span class="muted">Admin API not served: listing through the SQS API (default region).</span>` : null}
     </div>
     <${LoadError} error=${error} what="the queues" />
