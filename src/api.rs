@@ -808,6 +808,15 @@ pub mod de {
     }
 }
 
+/// An AWS account ID as configured or signed for: twelve digits.
+pub fn parse_account(s: &str) -> Result<String, String> {
+    if s.len() == 12 && s.chars().all(|c| c.is_ascii_digit()) {
+        Ok(s.to_string())
+    } else {
+        Err("an account ID is 12 digits, e.g. 000000000000".into())
+    }
+}
+
 #[cfg(test)]
 mod text_tests {
     use super::*;

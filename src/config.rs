@@ -221,13 +221,7 @@ pub(crate) fn parse_region(s: &str) -> Result<String, String> {
     }
 }
 
-pub(crate) fn parse_account(s: &str) -> Result<String, String> {
-    if s.len() == 12 && s.chars().all(|c| c.is_ascii_digit()) {
-        Ok(s.to_string())
-    } else {
-        Err("an account ID is 12 digits, e.g. 000000000000".into())
-    }
-}
+pub(crate) use crate::api::parse_account;
 
 /// `scheme://authority`, stored without a trailing slash so that
 /// `base + "/<account>/<queue>"` is a well-formed URL.

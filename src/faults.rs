@@ -386,6 +386,7 @@ fn plan(engine: &Engine, faults: &Faults, call: &mut Call) -> Option<Plan> {
 /// atomic load.
 pub async fn run<F, Fut>(
     engine: &Engine,
+    faults: &Faults,
     mut call: Call,
     engine_call: F,
 ) -> Result<Response, SqsError>
@@ -393,7 +394,6 @@ where
     F: FnOnce(Call) -> Fut,
     Fut: Future<Output = Result<Response, SqsError>>,
 {
-    let faults = engine.faults();
     if !faults.is_active() {
         return engine_call(call).await;
     }

@@ -14,7 +14,7 @@ pub fn show(admin: &Admin) -> Response {
 }
 
 fn view(admin: &Admin) -> Value {
-    let faults = admin.engine.faults();
+    let faults = &admin.faults;
     let (server, queues) = faults.scopes();
     json!({
         "active": faults.is_active(),
@@ -131,7 +131,7 @@ pub fn set(admin: &Admin, request: &AdminRequest) -> Response {
     };
     match settings(admin, &body) {
         Ok(s) => {
-            admin.engine.faults().set(s);
+            admin.faults.set(s);
             ok(view(admin))
         }
         Err(message) => bad_request(message),
@@ -147,6 +147,6 @@ pub fn clear(admin: &Admin, request: &AdminRequest) -> Response {
             None => return bad_request(format!("queue {q:?}: expected region/account/name")),
         },
     };
-    admin.engine.faults().clear(queue.as_ref());
+    admin.faults.clear(queue.as_ref());
     ok(view(admin))
 }

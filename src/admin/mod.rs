@@ -63,6 +63,8 @@ pub struct Admin {
     pub settings: Settings,
     /// Message history, unless switched off (`--history-events 0`).
     pub history: Option<Arc<History>>,
+    /// The seeded faults the SQS handler applies.
+    pub faults: Arc<crate::faults::Faults>,
     /// The live event stream's readers; subscribed on first use.
     pub event_stream: std::sync::OnceLock<Arc<EventStream>>,
 }

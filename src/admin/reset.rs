@@ -12,7 +12,7 @@ use crate::engine::QueueKey;
 /// system time, running: the state of a server just started.
 pub fn all(admin: &Admin) -> Response {
     let deleted = admin.engine.reset_all();
-    admin.engine.faults().clear(None);
+    admin.faults.clear(None);
     if let Some(history) = &admin.history {
         history.clear();
     }

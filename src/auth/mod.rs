@@ -16,7 +16,7 @@
 //! `/health` and the admin API (its own `--admin-token`) are not SQS
 //! requests and never come here.
 
-pub mod errors;
+use crate::error::auth as errors;
 pub mod sigv4;
 
 use std::collections::HashMap;
@@ -24,6 +24,7 @@ use std::fmt;
 
 use axum::http::HeaderMap;
 
+use crate::api::{Request, RequestContext};
 use crate::clock::{format_rfc3339, parse_rfc3339, Clock, SystemClock};
 use crate::engine::Engine;
 use crate::error::SqsError;
@@ -67,7 +68,7 @@ impl AuthKey {
         if !printable(secret_key) || secret_key.contains([':', ',']) {
             return Err("a secret key must be printable ASCII without ':' or ','".into());
         }
-        let account_id = crate::config::parse_account(account_id)?;
+        let account_id = crate::api::parse_account(account_id)?;
         Ok(AuthKey {
             access_key: access_key.into(),
             secret_key: secret_key.into(),
@@ -400,9 +401,26 @@ pub fn check(
         })
 }
 
+/// Refuses a verified caller's request that names a queue of another
+/// account (unless that queue's policy grants the caller's account the
+/// action) or of another region than its signature's scope, as AWS
+/// refuses a request signed for the wrong region. The engine supplies the
+/// facts: the queues named, and what a policy grants.
+pub fn authorize(engine: &Engine, ctx: &RequestContext, request: &Request) -> Result<(), SqsError> {
+    for (named, key, action) in crate::engine::named_queues(ctx, request) {
+        if key.region != ctx.region {
+            return Err(errors::wrong_region(&ctx.region));
+        }
+        if key.account != ctx.account_id && !engine.grants(&key, &ctx.account_id, action) {
+            return Err(errors::access_denied(&named));
+        }
+    }
+    Ok(())
+}
+
 /// A decoded call from a verified caller: it acts as its key's account
 /// in its scope's region, and may touch another account's queue, or name
-/// another region, only as [`Engine::authorize`] allows.
+/// another region, only as [`authorize`] allows.
 pub fn admit(
     identity: Option<&Identity>,
     engine: &Engine,
@@ -414,7 +432,7 @@ pub fn admit(
     };
     call.context.account_id = identity.account_id.clone();
     call.context.region = identity.region.clone();
-    match engine.authorize(&call.context, &call.request) {
+    match authorize(engine, &call.context, &call.request) {
         Ok(()) => Ok(call),
         Err(e) => {
             tracing::debug!(%request_id, access_key = %identity.access_key, "access denied: {e}");

@@ -1,19 +1,13 @@
-//! Who may touch which queue, once `--auth` has verified the caller.
-//!
-//! Without `--auth` this never runs: every caller acts as the server's
-//! account and reaches any queue, as before. With it, the caller's account
-//! and region come from its signature, and a request naming a queue of
-//! another account is refused unless that queue's policy grants the
-//! caller's account the action, as AWS evaluates the policy AddPermission
-//! builds; a queue named in another region than the signature's scope is
-//! refused as AWS refuses a request signed for the wrong region.
+//! The facts authorization decides on, once `--auth` has verified the
+//! caller (the decision itself is `crate::auth::authorize`'s): which
+//! queues a request names and for which action, and whether a queue's
+//! policy grants an account an action, as AWS evaluates the policy
+//! AddPermission builds.
 
 use serde_json::Value;
 
 use super::{Engine, QueueKey};
 use crate::api::{Action, Request, RequestContext};
-use crate::auth::errors;
-use crate::error::SqsError;
 
 /// Actions only a queue's owner may call, whatever its policy says.
 const OWNER_ONLY: &[Action] = &[
@@ -26,25 +20,11 @@ const OWNER_ONLY: &[Action] = &[
 ];
 
 impl Engine {
-    /// Refuses a verified caller's request that names a queue of another
-    /// account (unless granted) or of another region.
-    pub fn authorize(&self, ctx: &RequestContext, request: &Request) -> Result<(), SqsError> {
-        let action = request.action();
-        for (named, key, action) in named_queues(ctx, request, action) {
-            if key.region != ctx.region {
-                return Err(errors::wrong_region(&ctx.region));
-            }
-            if key.account != ctx.account_id && !self.grants(&key, &ctx.account_id, action) {
-                return Err(errors::access_denied(&named));
-            }
-        }
-        Ok(())
-    }
-
     /// Whether the queue's policy lets `account` call `action` on it. A
     /// matching Deny wins over any Allow; a statement with a Condition is
-    /// not evaluated and so grants nothing.
-    fn grants(&self, key: &QueueKey, account: &str, action: Action) -> bool {
+    /// not evaluated and so grants nothing. Owner-only actions are never
+    /// granted.
+    pub fn grants(&self, key: &QueueKey, account: &str, action: Action) -> bool {
         if OWNER_ONLY.contains(&action) {
             return false;
         }
@@ -80,12 +60,9 @@ impl Engine {
 
 /// The queues a request names: (as the caller wrote it, key, the action
 /// checked on it).
-fn named_queues(
-    ctx: &RequestContext,
-    request: &Request,
-    action: Action,
-) -> Vec<(String, QueueKey, Action)> {
+pub fn named_queues(ctx: &RequestContext, request: &Request) -> Vec<(String, QueueKey, Action)> {
     use Request as R;
+    let action = request.action();
     let by_url = |url: &Option<String>| {
         url.as_deref()
             .and_then(|u| QueueKey::from_url(u, ctx).map(|k| (u.to_string(), k, action)))

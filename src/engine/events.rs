@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use uuid::Uuid;
 
-use super::store::{State, StoredMessage, Transition};
+use super::message::{State, StoredMessage, Transition};
 use super::QueueKey;
 
 /// What the store records of a transition, before the queue adds who and
@@ -77,56 +77,6 @@ pub struct Snapshot {
     pub attempt: Option<Arc<str>>,
 }
 
-impl Transition {
-    /// The name the admin API and the metrics use.
-    pub fn name(self) -> &'static str {
-        use Transition::*;
-        match self {
-            Sent => "sent",
-            DelayEnded => "delay_ended",
-            Received => "received",
-            VisibilityChanged => "visibility_changed",
-            Released => "released",
-            Deleted => "deleted",
-            Expired => "expired",
-            Purged => "purged",
-            MovedToDeadLetterQueue => "dead_lettered",
-            MovedByTask => "moved_by_task",
-            ArrivedFromSource => "arrived_from_source",
-            StaleDelete => "stale_delete",
-            QueueDeleted => "queue_deleted",
-            AdminDeleted => "admin_deleted",
-            RestoredOut => "restored_out",
-            RestoredIn => "restored_in",
-            Duplicated => "duplicated",
-        }
-    }
-
-    pub const ALL: &'static [Transition] = &[
-        Transition::Sent,
-        Transition::DelayEnded,
-        Transition::Received,
-        Transition::VisibilityChanged,
-        Transition::Released,
-        Transition::Deleted,
-        Transition::Expired,
-        Transition::Purged,
-        Transition::MovedToDeadLetterQueue,
-        Transition::MovedByTask,
-        Transition::ArrivedFromSource,
-        Transition::StaleDelete,
-        Transition::QueueDeleted,
-        Transition::AdminDeleted,
-        Transition::RestoredOut,
-        Transition::RestoredIn,
-        Transition::Duplicated,
-    ];
-
-    pub fn from_name(name: &str) -> Option<Transition> {
-        Transition::ALL.iter().copied().find(|t| t.name() == name)
-    }
-}
-
 /// Receives the engine's events, in order: while one batch is delivered
 /// no other is (the emitting queue's lock is already released). Keep it
 /// short and never call back into the engine.
@@ -138,7 +88,7 @@ pub trait Subscriber: Send + Sync {
     /// Queue-level state changed (a queue created or deleted, attributes,
     /// tags, policies, purge, move tasks): the full queue-level state.
     /// Only subscribers that [`EventBus::capture`] get it.
-    fn queues_changed(&self, _state: &super::persist::EngineState) {}
+    fn queues_changed(&self, _state: &super::queue_level::EngineState) {}
 
     /// A group of changes that only make sense together begins on this
     /// thread (a message leaving one queue and arriving in another; a move
@@ -259,7 +209,7 @@ impl EventBus {
     }
 
     /// Reports queue-level state to the subscribers.
-    pub(super) fn queues_changed(&self, state: &super::persist::EngineState) {
+    pub(super) fn queues_changed(&self, state: &super::queue_level::EngineState) {
         let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
         for s in subscribers.iter() {
             s.queues_changed(state);

@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::checksum::hex;
 use super::queue::Queue;
-use super::store::{PeekStates, Rare, State, StoredMessage, Transition};
+use super::store::{OptionalFields, PeekStates, State, StoredMessage, Transition};
 use super::{Engine, QueueKey};
 use crate::api::{GetQueueAttributesRequest, MessageAttributes, RequestContext};
 
@@ -358,7 +358,7 @@ impl Engine {
         let fifo = target.is_fifo();
         let mut state = target.lock_at(now);
         let sequence_number = fifo.then(|| state.next_sequence_number(now));
-        let rare = Rare {
+        let optional = OptionalFields {
             trace_header: message.trace_header().map(String::from),
             sequence_number,
             group_id: message.group_id().filter(|_| fifo).cloned(),
@@ -369,7 +369,7 @@ impl Engine {
             receive_count: 0,
             first_receive_ms: None,
             enqueued_ms: now,
-            rare: rare.boxed(),
+            optional: optional.boxed(),
             nonce: 0,
             received_ms: 0,
             ..message

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::checksum::{hex, md5_bytes, md5_of_attribute_map, md5_of_attributes};
 use super::queue::{Attempt, DedupEntry, Queue, QueueState, DEDUP_WINDOW_MS};
 use super::receipt::Receipt;
-use super::store::{Rare, State, StoredMessage, Transition};
+use super::store::{OptionalFields, State, StoredMessage, Transition};
 use super::validate::{self, check_range};
 use super::{id_text, Engine};
 use crate::api::*;
@@ -206,11 +206,11 @@ fn prepare(
             received_ms: 0,
             visible_since: 0,
             order: 0,
-            rare: Rare {
+            optional: OptionalFields {
                 trace_header,
                 group_id: input.group_id.map(Arc::from),
                 dedup_id,
-                ..Rare::default()
+                ..OptionalFields::default()
             }
             .boxed(),
         }),
@@ -242,7 +242,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
             return result;
         }
         let sequence = state.next_sequence_number(now);
-        message.rare_mut().sequence_number = Some(sequence);
+        message.optional_mut().sequence_number = Some(sequence);
         result.sequence_number = Some(sequence.to_string());
         state.dedup.insert(
             key,

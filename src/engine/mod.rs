@@ -23,9 +23,11 @@ mod checksum;
 pub mod events;
 mod faults;
 mod inspect;
+mod message;
 mod messages;
 pub mod persist;
 mod queue;
+mod queue_level;
 mod queues;
 mod receipt;
 mod redrive;
@@ -44,13 +46,14 @@ use crate::api::{Request, RequestContext, Response};
 use crate::clock::Clock;
 use crate::error::SqsError;
 
+pub use access::named_queues;
 pub use checksum::{md5_of_attribute_map, md5_of_body};
 pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,
 };
+pub use message::{OptionalFields, State, StoredMessage, Transition};
 pub use queue::Queue;
 pub use store::PeekStates;
-pub use store::{Rare, State, StoredMessage, Transition};
 
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone)]
@@ -266,8 +269,6 @@ pub struct Engine {
     /// The receipt-handle key, the event bus and the clock, shared with
     /// every queue.
     shared: Arc<queue::Shared>,
-    /// Seeded faults (off unless the admin API turns them on).
-    faults: crate::faults::Faults,
     /// The persistence journal's "durable yet?", awaited before answering.
     durability: std::sync::OnceLock<Arc<dyn persist::Durability>>,
     /// Orders queue-level reports to the journal (`persist.rs`).
@@ -306,15 +307,9 @@ impl Engine {
                 events: events::EventBus::default(),
                 clock: clock.clone(),
             }),
-            faults: crate::faults::Faults::default(),
             durability: std::sync::OnceLock::new(),
             persist_order: std::sync::Mutex::new(()),
         })
-    }
-
-    /// The seeded-fault settings the HTTP handler applies (`crate::faults`).
-    pub fn faults(&self) -> &crate::faults::Faults {
-        &self.faults
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {

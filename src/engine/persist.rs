@@ -12,15 +12,15 @@
 //! [`Subscriber::queues_changed`]: super::events::Subscriber::queues_changed
 //! [`events::Snapshot`]: super::events::Snapshot
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub use super::queue::DEDUP_WINDOW_MS;
 use super::queue::{Attempt, DedupEntry, Queue};
+pub use super::queue_level::{EngineState, QueueRecord};
 use super::store::StoredMessage;
 use super::{Engine, QueueKey};
 use crate::api::Request;
@@ -43,30 +43,6 @@ const SETTINGS: &[&str] = &[
     "DeduplicationScope",
     "FifoThroughputLimit",
 ];
-
-/// One queue without its messages.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct QueueRecord {
-    pub uid: u64,
-    pub region: String,
-    pub account: String,
-    pub name: String,
-    pub created_ms: u64,
-    pub last_modified_ms: u64,
-    pub last_purge_ms: Option<u64>,
-    pub fifo: bool,
-    pub attributes: BTreeMap<String, String>,
-    pub tags: BTreeMap<String, String>,
-    /// DeduplicationScope as created (see `QueueState::dedup_per_group`).
-    pub dedup_per_group: bool,
-    /// The last FIFO sequence number, as a decimal string (u128).
-    pub last_sequence: String,
-    /// Deduplication ids of messages with sequence numbers up to this one
-    /// are forgotten (an admin reset cleared the window); decimal, "" or
-    /// "0" for none.
-    #[serde(default)]
-    pub dedup_floor: String,
-}
 
 impl QueueRecord {
     /// A queue's record as it is now (takes its lock).
@@ -91,16 +67,6 @@ impl QueueRecord {
             dedup_floor: state.dedup_floor.to_string(),
         }
     }
-}
-
-/// The engine's queue-level state.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct EngineState {
-    pub queues: Vec<QueueRecord>,
-    /// (region, account, name, when deleted): QueueDeletedRecently.
-    pub deleted_at: Vec<(String, String, String, u64)>,
-    /// Message move tasks (the engine's own shape).
-    pub move_tasks: serde_json::Value,
 }
 
 /// A remembered FIFO deduplication id, as the journal keeps it.

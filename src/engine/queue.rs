@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::attributes::QueueSettings;
 use super::events::{EventBus, Wakes};
 use super::receipt::ReceiptKey;
-use super::store::MessageStore;
+use super::store::{ExtensionFlags, MessageStore};
 use super::QueueKey;
 use crate::clock::Clock;
 
@@ -337,5 +337,13 @@ impl Drop for QueueGuard<'_> {
                 self.queue.publish(state, self.now);
             }
         }
+    }
+}
+
+impl QueueState {
+    /// Applies the queue's `retsu:extensions` tag after its tags changed.
+    pub fn refresh_extensions(&mut self) {
+        self.store
+            .set_extensions(ExtensionFlags::from_tags(&self.tags));
     }
 }

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::attributes::RedriveAllow;
 use super::queue::Queue;
 use super::queues::paginate;
-use super::store::{Rare, StoredMessage, Transition};
+use super::store::{OptionalFields, StoredMessage, Transition};
 use super::{Engine, QueueKey};
 use crate::api::*;
 use crate::error::{ErrorCode, SqsError};
@@ -225,11 +225,11 @@ impl Engine {
         let mut state = target.lock_at(now);
         for mut m in messages {
             if !Arc::ptr_eq(target, source) {
-                m.rare_mut().dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
+                m.optional_mut().dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
                 if target.is_fifo() {
                     // A FIFO dead-letter queue restarts the retention clock.
                     m.enqueued_ms = now;
-                    m.rare_mut().sequence_number = Some(state.next_sequence_number(now));
+                    m.optional_mut().sequence_number = Some(state.next_sequence_number(now));
                 }
             }
             state
@@ -571,10 +571,10 @@ impl Engine {
     fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, mut m: StoredMessage, now: u64) {
         let mut state = dest.lock_at(now);
         let (m_source, old_id) = (&source.arn, m.message_id);
-        let rare = Rare {
+        let optional = OptionalFields {
             dead_letter_source_arn: None,
             sequence_number: dest.is_fifo().then(|| state.next_sequence_number(now)),
-            ..m.rare.take().map(|r| *r).unwrap_or_default()
+            ..m.optional.take().map(|r| *r).unwrap_or_default()
         };
         let fresh = StoredMessage {
             message_id: Uuid::new_v4(),
@@ -582,7 +582,7 @@ impl Engine {
             enqueued_ms: now,
             first_receive_ms: None,
             receive_count: 0,
-            rare: rare.boxed(),
+            optional: optional.boxed(),
             nonce: 0,
             received_ms: 0,
             ..m

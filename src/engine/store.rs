@@ -37,134 +37,16 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::events::RawEvent;
-use crate::api::MessageAttributes;
+pub use super::message::{OptionalFields, State, StoredMessage, Transition};
 
 mod blocks;
 mod extensions;
+
+pub use extensions::Flags as ExtensionFlags;
 mod slots;
 
 use blocks::BlockSet;
 use slots::SlotMap;
-
-/// Where a message is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Hidden until the given time (delay seconds).
-    Delayed(u64),
-    /// Receivable now.
-    Available,
-    /// Received, hidden until the given time.
-    InFlight(u64),
-}
-
-/// A change of state, reported to [`MessageStore::transition`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transition {
-    Sent,
-    DelayEnded,
-    Received,
-    VisibilityChanged,
-    /// Back to available: the visibility timeout ran out or was set to 0.
-    Released,
-    Deleted,
-    Expired,
-    Purged,
-    MovedToDeadLetterQueue,
-    MovedByTask,
-    ArrivedFromSource,
-    /// A delete with a stale receipt handle: it succeeded and removed nothing.
-    StaleDelete,
-    /// Removed because its queue was deleted.
-    QueueDeleted,
-    /// Admin API: deleted by message id, without a receipt handle.
-    AdminDeleted,
-    /// Admin API: taken out of a dead-letter queue to be restored.
-    RestoredOut,
-    /// Admin API: put back into its source (or a named) queue.
-    RestoredIn,
-    /// Seeded faults: a second copy of a received message, delivered again
-    /// later (`engine/faults.rs`).
-    Duplicated,
-}
-
-/// A stored message.
-#[derive(Debug, Clone)]
-pub struct StoredMessage {
-    pub message_id: Uuid,
-    pub body: String,
-    pub body_md5: [u8; 16],
-    pub attributes: MessageAttributes,
-    pub sender_id: Arc<str>,
-    pub sent_ms: u64,
-    /// Retention counts from here (kept by a standard DLQ, reset by FIFO).
-    pub enqueued_ms: u64,
-    pub first_receive_ms: Option<u64>,
-    pub receive_count: u32,
-    pub state: State,
-    /// Nonce of the latest receive; a handle naming another nonce is stale.
-    pub nonce: u64,
-    /// When the latest receive happened (the 12-hour visibility cap).
-    pub received_ms: u64,
-    /// Set by the store: when the message last became visible (send time
-    /// plus delay, or the moment its visibility ended). Ranks FIFO groups.
-    pub visible_since: u64,
-    /// Set by the store from one counter: stamped when the message is
-    /// stored and again each time it is delivered, so it orders messages
-    /// that became visible at the same instant, and in-flight deadlines.
-    pub order: u64,
-    /// What most messages lack, boxed (see [`Rare`]); `None` when all of
-    /// it is absent. Read through the accessors below.
-    pub rare: Option<Box<Rare>>,
-}
-
-/// The fields only some messages carry: FIFO's group, deduplication id and
-/// sequence number, a dead-letter source, an X-Ray trace header. Kept out
-/// of line, a plain standard message is 192 bytes instead of 304 (the
-/// allocator's size class of 192 instead of 320): every stored message is
-/// new memory, and a send-batch benchmark spent ~10 % of the server's time
-/// in page faults.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rare {
-    pub trace_header: Option<String>,
-    pub group_id: Option<Arc<str>>,
-    pub dedup_id: Option<String>,
-    pub sequence_number: Option<u128>,
-    pub dead_letter_source_arn: Option<Arc<str>>,
-}
-
-impl Rare {
-    /// What [`StoredMessage::rare`] holds: nothing when every field is absent.
-    pub fn boxed(self) -> Option<Box<Rare>> {
-        (self != Rare::default()).then(|| Box::new(self))
-    }
-}
-
-impl StoredMessage {
-    pub fn trace_header(&self) -> Option<&str> {
-        self.rare.as_ref()?.trace_header.as_deref()
-    }
-
-    pub fn group_id(&self) -> Option<&Arc<str>> {
-        self.rare.as_ref()?.group_id.as_ref()
-    }
-
-    pub fn dedup_id(&self) -> Option<&str> {
-        self.rare.as_ref()?.dedup_id.as_deref()
-    }
-
-    pub fn sequence_number(&self) -> Option<u128> {
-        self.rare.as_ref()?.sequence_number
-    }
-
-    pub fn dead_letter_source_arn(&self) -> Option<&Arc<str>> {
-        self.rare.as_ref()?.dead_letter_source_arn.as_ref()
-    }
-
-    /// The rare fields, to set one.
-    pub fn rare_mut(&mut self) -> &mut Rare {
-        self.rare.get_or_insert_with(Default::default)
-    }
-}
 
 /// Ranks a ready FIFO group: (head visible-since, head order).
 type ReadyKey = (u64, u64);
@@ -911,10 +793,10 @@ mod tests {
 
     #[test]
     fn a_plain_message_fits_one_small_size_class() {
-        // See `Rare`: 192 bytes is one of mimalloc's size classes.
+        // See `OptionalFields`: 192 bytes is one of mimalloc's size classes.
         assert!(std::mem::size_of::<StoredMessage>() <= 192);
-        assert!(message(None, 0).rare.is_none());
-        assert!(message(Some("g"), 0).rare.is_some());
+        assert!(message(None, 0).optional.is_none());
+        assert!(message(Some("g"), 0).optional.is_some());
     }
 
     fn message(group: Option<&str>, now: u64) -> StoredMessage {
@@ -933,9 +815,9 @@ mod tests {
             received_ms: 0,
             visible_since: 0,
             order: 0,
-            rare: Rare {
+            optional: OptionalFields {
                 group_id: group.map(Arc::from),
-                ..Rare::default()
+                ..OptionalFields::default()
             }
             .boxed(),
         }

@@ -144,7 +144,7 @@ impl Journal {
                 enqueued_ms: r.get::<_, i64>(9).map_err(err)? as u64,
                 first_receive_ms: r.get::<_, Option<i64>>(10).map_err(err)?.map(|v| v as u64),
                 receive_count: r.get::<_, i64>(11).map_err(err)? as u32,
-                rare: Rare {
+                optional: OptionalFields {
                     trace_header: r.get(6).map_err(err)?,
                     group_id,
                     dedup_id: r.get(13).map_err(err)?,

@@ -64,7 +64,7 @@ use crate::api::MessageAttributes;
 use crate::clock::Clock;
 use crate::engine::events::{Event, Subscriber};
 use crate::engine::persist::{DedupRecord, Durability, EngineState, DEDUP_WINDOW_MS};
-use crate::engine::{Engine, EngineConfig, Rare, State, StoredMessage, Transition};
+use crate::engine::{Engine, EngineConfig, OptionalFields, State, StoredMessage, Transition};
 use crate::error::SqsError;
 
 /// The layout this build writes and reads. Bump it (and migrate or

@@ -59,6 +59,9 @@ const BACKGROUND_GRACE: Duration = Duration::from_secs(5);
 
 struct AppState {
     engine: Arc<Engine>,
+    /// Seeded faults, wrapped around the engine call (off unless the
+    /// admin API turns them on).
+    faults: Arc<crate::faults::Faults>,
     settings: Settings,
     /// How long a client may take to send a request body.
     body_timeout: Duration,
@@ -111,8 +114,10 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let metrics = Arc::new(Metrics::new());
     engine.subscribe(metrics.clone());
 
+    let faults = Arc::new(crate::faults::Faults::default());
     let state = Arc::new(AppState {
         engine: engine.clone(),
+        faults: faults.clone(),
         settings: Settings {
             default_region: config.region.clone(),
             account_id: config.account_id.clone(),
@@ -158,6 +163,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
             started: Instant::now(),
             settings,
             history,
+            faults,
             event_stream: Default::default(),
         })));
     }
@@ -308,9 +314,10 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         Ok(call) => {
             let action = call.request.action();
             let protocol = call.protocol;
-            let result =
-                crate::faults::run(&state.engine, call, |call| run_engine(&state.engine, call))
-                    .await;
+            let result = crate::faults::run(&state.engine, &state.faults, call, |call| {
+                run_engine(&state.engine, call)
+            })
+            .await;
             let code = result.as_ref().err().map(|e| e.code.query_code());
             state
                 .metrics

@@ -23,7 +23,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{MessageStore, State, StoredMessage, Transition};
-use crate::engine::queue::QueueState;
 
 /// The queue tag that opts in.
 pub const TAG: &str = "retsu:extensions";
@@ -87,13 +86,6 @@ fn number(message: &StoredMessage, name: &str) -> Option<f64> {
 impl Extensions {
     fn priority(&self, seq: u64) -> i64 {
         self.priority_of.get(&seq).copied().unwrap_or(0)
-    }
-}
-
-impl QueueState {
-    /// Applies the queue's `retsu:extensions` tag after its tags changed.
-    pub fn refresh_extensions(&mut self) {
-        self.store.set_extensions(Flags::from_tags(&self.tags));
     }
 }
 

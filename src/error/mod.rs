@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+pub mod auth;
+
 /// The kinds of error Retsu returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {

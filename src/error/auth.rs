@@ -1,4 +1,5 @@
-//! The errors `--auth` answers with, worded as AWS words them (texts
+//! The errors of signature checks and cross-account access, worded as AWS
+//! words them (texts
 //! taken from real SQS responses; the code and status are in
 //! [`crate::error::ErrorCode`]'s table).
 
