@@ -317,8 +317,8 @@ fn short_poll(engine: &Engine, queue: &QueueKey, wait: Option<i64>) -> bool {
     match wait {
         Some(w) => w == 0,
         None => engine
-            .queue_by_key(queue)
-            .is_some_and(|q| q.lock().settings.receive_message_wait_time_seconds == 0),
+            .queue_facts(queue)
+            .is_some_and(|q| q.receive_wait_seconds == 0),
     }
 }
 
@@ -326,8 +326,8 @@ fn plan(engine: &Engine, faults: &Faults, call: &mut Call) -> Option<Plan> {
     let queue = queue_of(&call.request, &call.context);
     let scope = faults.scope_for(queue.as_ref())?;
     let s = &scope.settings;
-    let exists = queue.as_ref().and_then(|k| engine.queue_by_key(k));
-    let fifo = exists.as_ref().is_some_and(|q| q.is_fifo());
+    let exists = queue.as_ref().and_then(|k| engine.queue_facts(k));
+    let fifo = exists.as_ref().is_some_and(|q| q.fifo);
     // Draw every decision of the request in one fixed order, whatever the
     // outcome, so the stream stays in step run to run.
     let mut rng = scope.rng();

@@ -8,17 +8,15 @@
 //! --auth: auth/ verifies SigV4 before decoding; the caller's account comes from its key
 //! ```
 
+pub use retsu_core::{api, clock, engine, error};
+
 pub mod admin;
 pub mod admin_cli;
-pub mod api;
 pub mod auth;
 pub mod cli;
-pub mod clock;
 pub mod config;
 pub mod console;
 pub mod embed;
-pub mod engine;
-pub mod error;
 pub mod event_stream;
 pub mod faults;
 pub mod history;

@@ -4,14 +4,14 @@
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use super::{bad_request, ok, queue_ref, Admin, AdminRequest};
+use super::{bad_request, ok, queue_ref, refused, Admin, AdminRequest};
 use crate::engine::QueueKey;
 
 /// `DELETE /_retsu/queues/{r}/{a}/{n}/messages/{id}`.
 pub fn delete(admin: &Admin, key: &QueueKey, id: &str) -> Response {
     match admin.engine.admin_delete(key, id) {
         Ok(()) => ok(json!({"deleted": true})),
-        Err(e) => e.into(),
+        Err(e) => refused(e),
     }
 }
 
@@ -38,6 +38,6 @@ pub fn restore(admin: &Admin, key: &QueueKey, id: &str, request: &AdminRequest) 
             queue["arn"] = json!(restored.queue.arn());
             ok(json!({"restored": true, "queue": queue}))
         }
-        Err(e) => e.into(),
+        Err(e) => refused(e),
     }
 }

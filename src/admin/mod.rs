@@ -164,13 +164,12 @@ pub fn bad_request(message: impl Into<String>) -> Response {
     error(StatusCode::BAD_REQUEST, message)
 }
 
-impl From<AdminError> for Response {
-    fn from(e: AdminError) -> Response {
-        match e {
-            AdminError::NotFound(m) => error(StatusCode::NOT_FOUND, m),
-            AdminError::Conflict(m) => error(StatusCode::CONFLICT, m),
-            AdminError::BadRequest(m) => error(StatusCode::BAD_REQUEST, m),
-        }
+/// An engine admin operation's refusal as the admin API's JSON error.
+pub fn refused(e: AdminError) -> Response {
+    match e {
+        AdminError::NotFound(m) => error(StatusCode::NOT_FOUND, m),
+        AdminError::Conflict(m) => error(StatusCode::CONFLICT, m),
+        AdminError::BadRequest(m) => error(StatusCode::BAD_REQUEST, m),
     }
 }
 

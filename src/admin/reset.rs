@@ -4,7 +4,7 @@
 use axum::response::Response;
 use serde_json::json;
 
-use super::{ok, Admin};
+use super::{ok, refused, Admin};
 use crate::engine::QueueKey;
 
 /// Deletes every queue, message and move task, forgets deduplication ids
@@ -33,6 +33,6 @@ pub fn queue(admin: &Admin, key: &QueueKey) -> Response {
             }
             ok(json!({"reset": true, "messages_removed": removed}))
         }
-        Err(e) => e.into(),
+        Err(e) => refused(e),
     }
 }

@@ -55,6 +55,15 @@ pub use message::{OptionalFields, State, StoredMessage, Transition};
 pub use queue::Queue;
 pub use store::PeekStates;
 
+/// A queue's facts for the layers around the engine ([`Engine::queue_facts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueFacts {
+    pub fifo: bool,
+    /// ReceiveMessageWaitTimeSeconds: 0 makes a receive without its own
+    /// WaitTimeSeconds a short poll.
+    pub receive_wait_seconds: u32,
+}
+
 /// Engine settings that change behaviour.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -436,6 +445,17 @@ impl Engine {
 
     pub(crate) fn queue_by_key(&self, key: &QueueKey) -> Option<Arc<Queue>> {
         self.queues.get(key).map(|q| q.value().clone())
+    }
+
+    /// What the layers around the engine may know of a queue without
+    /// reaching inside it; `None` when it does not exist.
+    pub fn queue_facts(&self, key: &QueueKey) -> Option<QueueFacts> {
+        let queue = self.queue_by_key(key)?;
+        let wait = queue.lock().settings.receive_message_wait_time_seconds;
+        Some(QueueFacts {
+            fifo: queue.is_fifo(),
+            receive_wait_seconds: wait,
+        })
     }
 
     pub(crate) fn queue_by_arn(&self, arn: &str) -> Option<Arc<Queue>> {

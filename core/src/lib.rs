@@ -1,0 +1,19 @@
+//! Retsu's core: what an Amazon SQS queue is and does, with no HTTP, XML,
+//! JSON, auth, faults, journal or configuration in sight.
+//!
+//! - [`api`]: the typed requests and responses of every SQS action;
+//! - [`engine`]: queues, messages and their state machine; every change of
+//!   a message goes through one transition point in the store and is
+//!   emitted once on the event bus, which history, metrics, wake-ups, the
+//!   journal and the live stream subscribe to;
+//! - [`error`]: SQS's errors, their codes and AWS's wording;
+//! - [`clock`]: the injected time the engine reads, real or controlled.
+//!
+//! The server crate (`retsu`) wraps this one: protocols, admin API, auth,
+//! faults and persistence all live there, and this crate cannot import
+//! them.
+
+pub mod api;
+pub mod clock;
+pub mod engine;
+pub mod error;
