@@ -21,6 +21,13 @@ if ! [[ $version =~ ^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9
   exit 2
 fi
 
+# Every artifact's version is the binary's own.
+bin_version=$("$bin" --version 2>/dev/null || true)
+if [ "$bin_version" != "retsu $version" ]; then
+  echo "build.sh: $bin --version says '$bin_version', not 'retsu $version'" >&2
+  exit 1
+fi
+
 python=${PYTHON:-python3}
 export PIP_CACHE_DIR="$here/.cache/pip" PIP_DISABLE_PIP_VERSION_CHECK=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/retsu-sqs-build.XXXXXX")

@@ -137,3 +137,14 @@ def test_the_wheels_own_binary_is_found_first():
     assert os.path.dirname(found) == os.path.dirname(sys.executable), found
     out = subprocess.run([found, "--version"], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "retsu " + retsu_sqs.__version__
+
+
+def test_sqs_client_skips_clearly_without_boto3(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    (tmp_path / "conftest.py").write_text("import sys\nsys.modules['boto3'] = None  # import boto3 now fails\n")
+    (tmp_path / "test_needs_boto3.py").write_text("def test_it(sqs_client):\n    raise AssertionError('ran')\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-rs", str(tmp_path)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 skipped" in run.stdout
+    assert "the sqs_client fixture needs boto3: pip install boto3" in run.stdout

@@ -1,8 +1,9 @@
 """Finding the ``retsu`` binary.
 
 Order: the wheel's own binary, installed next to this package (the scripts
-directory of the install scheme the package lives in, as ruff's
-``find_ruff_bin`` does; a ``pip install --target`` tree's ``bin/``); else
+directory of the install scheme whose library directory holds the package,
+user scheme included, as ruff's ``find_ruff_bin`` does; then a
+``pip install --target`` tree's ``bin/``); else
 ``RETSU_BIN``; else ``PATH``. A missing or non-executable binary raises
 :class:`BinaryNotFoundError` naming every place looked.
 """
@@ -19,7 +20,6 @@ from typing import Iterator, List, Optional, Tuple
 from ._errors import BinaryNotFoundError
 
 EXE = "retsu" + (sysconfig.get_config_var("EXE") or "")
-DIST_NAME = "retsu-sqs"
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -28,26 +28,6 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
-
-
-def _from_record() -> Iterator[Tuple[str, Path]]:
-    """The binary the wheel's RECORD lists, when that distribution is the
-    one this package was imported from."""
-    try:
-        from importlib import metadata
-    except ImportError:  # pragma: no cover
-        return
-    try:
-        dist = metadata.distribution(DIST_NAME)
-    except metadata.PackageNotFoundError:
-        return
-    files = dist.files or []
-    ours = [f for f in files if f.parts[-2:] == ("retsu_sqs", "__init__.py")]
-    if not ours or not _same(Path(str(ours[0].locate())).parent, PACKAGE_DIR):
-        return
-    for f in files:
-        if f.name == EXE and len(f.parts) > 1 and f.parts[-2] in ("bin", "Scripts"):
-            yield "the retsu-sqs wheel's RECORD", Path(os.path.normpath(str(f.locate())))
 
 
 def _scheme_scripts() -> Iterator[Tuple[str, Path]]:
@@ -92,7 +72,7 @@ def find_retsu_bin() -> str:
     :class:`BinaryNotFoundError` (a ``FileNotFoundError``) naming every place
     looked, with why each did not do."""
     looked: List[str] = []
-    candidates = list(_from_record()) + list(_scheme_scripts())
+    candidates = list(_scheme_scripts())
     if not candidates:
         looked.append(f"next to the package {PACKAGE_DIR}: it is in no install scheme's library directory")
     for where, path in candidates:

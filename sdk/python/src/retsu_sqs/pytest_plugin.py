@@ -64,7 +64,7 @@ def _retsu_boto3_session() -> Any:
 
 
 @pytest.fixture
-def sqs_client(retsu: Server, _retsu_boto3_session: Any) -> Any:
+def sqs_client(_retsu_boto3_session: Any, retsu: Server) -> Any:
     """A boto3 SQS client pointed at the session's server (not reset: ask for
     retsu_reset too for a clean server)."""
     return _retsu_boto3_session.client("sqs", **retsu.client_kwargs)
