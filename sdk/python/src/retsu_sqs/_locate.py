@@ -73,8 +73,8 @@ def find_retsu_bin() -> str:
     looked, with why each did not do."""
     looked: List[str] = []
     candidates = list(_scheme_scripts())
-    if not candidates:
-        looked.append(f"next to the package {PACKAGE_DIR}: it is in no install scheme's library directory")
+    if len(candidates) == 1:  # only the pip --target guess
+        looked.append(f"install schemes: none has {PACKAGE_DIR.parent} as its library directory")
     for where, path in candidates:
         problem = _usable(path)
         if problem is None:
