@@ -36,8 +36,9 @@ chmod 755 "$PLATDIR/retsu"
 REPO="$HERE/.m2/repository"
 mkdir -p "$REPO"
 cd "$HERE"
-# Unit tests run against the bundled binary; RETSU_BIN would bypass it.
-env -u RETSU_BIN mvn -B -q -ntp -Dmaven.repo.local="$REPO" -Drevision="$VERSION" \
+# Unit tests run against the bundled binary (RETSU_BIN would bypass it), extracted
+# into a cache inside build/ rather than ~/.cache.
+env -u RETSU_BIN RETSU_CACHE_DIR="$HERE/build/cache" mvn -B -q -ntp -Dmaven.repo.local="$REPO" -Drevision="$VERSION" \
   -Dretsu.resources="$RES" clean package
 
 JAR="$HERE/target/retsu-junit5-$VERSION.jar"

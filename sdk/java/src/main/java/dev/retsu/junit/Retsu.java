@@ -59,9 +59,16 @@ public final class Retsu implements AutoCloseable {
     private final String accountId;
     private final Deque<String> stderrTail;
     private final Thread stderrDrain;
-    private final HttpClient http;
     private final Clock clock = new Clock();
     private volatile boolean stopped;
+
+    /** One HTTP client for every server of this JVM, made on the first admin call. */
+    private static final class Http {
+        static final HttpClient CLIENT = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5))
+                .build();
+    }
 
     private Retsu(RetsuOptions options, Process process, URI endpoint, Deque<String> stderrTail, Thread stderrDrain) {
         this.options = options;
@@ -72,10 +79,6 @@ public final class Retsu implements AutoCloseable {
         this.stderrDrain = stderrDrain;
         this.region = options.argValue("--region", "us-east-1");
         this.accountId = options.argValue("--account-id", "000000000000");
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5))
-                .build();
     }
 
     /** Starts a server with the default options. */
@@ -92,6 +95,10 @@ public final class Retsu implements AutoCloseable {
      */
     public static Retsu start(RetsuOptions options) {
         Path binary = options.binary() != null ? options.binary() : RetsuBinary.locate();
+        if (!java.nio.file.Files.isRegularFile(binary) || !java.nio.file.Files.isExecutable(binary)) {
+            throw new RetsuException("retsu binary " + binary + " is "
+                    + (java.nio.file.Files.exists(binary) ? "not an executable file" : "missing"));
+        }
         List<String> command = new ArrayList<>();
         command.add(binary.toString());
         command.addAll(options.commandArgs());
@@ -327,7 +334,7 @@ public final class Retsu implements AutoCloseable {
         }
         HttpResponse<String> resp;
         try {
-            resp = http.send(rb.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            resp = Http.CLIENT.send(rb.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (IOException e) {
             if (!isRunning()) {
                 throw new IllegalStateException("retsu at " + endpoint + " stopped during " + request, e);

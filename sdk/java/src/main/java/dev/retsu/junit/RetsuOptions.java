@@ -70,8 +70,10 @@ public final class RetsuOptions {
         List<String> cmd = new ArrayList<>();
         cmd.add("--host");
         cmd.add("127.0.0.1");
-        cmd.add("--port");
-        cmd.add(Integer.toString(port));
+        if (!hasArg("--port")) { // a --port among the extra args wins over port()
+            cmd.add("--port");
+            cmd.add(Integer.toString(port));
+        }
         cmd.add("--exit-on-stdin-close");
         if (frozenClock) {
             cmd.add("--clock");
@@ -87,6 +89,10 @@ public final class RetsuOptions {
         }
         cmd.addAll(args);
         return cmd;
+    }
+
+    private boolean hasArg(String flag) {
+        return args.stream().anyMatch(a -> a.equals(flag) || a.startsWith(flag + "="));
     }
 
     /** The value given to a flag among the extra args ({@code --region x} or {@code --region=x}), or {@code fallback}. */
@@ -124,7 +130,10 @@ public final class RetsuOptions {
         /** Start with the clock frozen ({@code --clock frozen}): it moves only through {@link Retsu#clock()}. */
         public Builder frozenClock(boolean frozen) { this.frozenClock = frozen; return this; }
 
-        /** Extra command-line arguments, appended after the wrapper's own (e.g. {@code --strict-timing}). */
+        /**
+         * Extra command-line arguments, appended after the wrapper's own (e.g. {@code --strict-timing});
+         * a {@code --port} here replaces the wrapper's {@code --port 0}.
+         */
         public Builder args(String... extra) { return args(Arrays.asList(extra)); }
 
         public Builder args(List<String> extra) {
