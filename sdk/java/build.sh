@@ -46,7 +46,11 @@ POM="$HERE/target/retsu-junit5.pom"
 [ -f "$JAR" ] || { echo "build.sh: $JAR was not built" >&2; exit 1; }
 
 # Every version inside must be VERSION.
-INNER=$(unzip -p "$JAR" META-INF/maven/dev.retsu/retsu-junit5/pom.xml | grep -m1 -o "<version>[^<]*</version>" || true)
+# (jar, from the JDK, rather than unzip, which a clean machine may lack)
+PEEK="$HERE/build/jar-check"
+rm -rf "$PEEK" && mkdir -p "$PEEK"
+(cd "$PEEK" && jar xf "$JAR" META-INF/maven/dev.retsu/retsu-junit5/pom.xml dev/retsu/bin/linux-x86_64/retsu)
+INNER=$(grep -m1 -o "<version>[^<]*</version>" "$PEEK/META-INF/maven/dev.retsu/retsu-junit5/pom.xml" || true)
 OUTER=$(grep -m1 -o "<version>[^<]*</version>" "$POM")
 for v in "$INNER" "$OUTER"; do
   if [ "$v" != "<version>$VERSION</version>" ]; then
@@ -54,7 +58,8 @@ for v in "$INNER" "$OUTER"; do
     exit 1
   fi
 done
-unzip -l "$JAR" | grep -q "dev/retsu/bin/linux-x86_64/retsu$" || { echo "build.sh: binary missing from the jar" >&2; exit 1; }
+cmp -s "$PEEK/dev/retsu/bin/linux-x86_64/retsu" "$BIN" || { echo "build.sh: the jar does not carry $BIN" >&2; exit 1; }
+rm -rf "$PEEK"
 
 cp "$JAR" "$DIST/retsu-junit5-$VERSION.jar"
 cp "$POM" "$DIST/retsu-junit5-$VERSION.pom"
