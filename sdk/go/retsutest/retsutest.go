@@ -134,7 +134,8 @@ type Server struct {
 	stopped bool
 }
 
-// Start starts a fresh server for the test and stops it through t.Cleanup.
+// Start starts a fresh server for the test and stops it through t.Cleanup
+// (which, when the test failed, also logs the last lines of its stderr).
 // When the server cannot start, the test fails (t.Fatalf) with the cause,
 // the exit code and the last lines of the server's standard error.
 func Start(t testing.TB, opts ...Option) *Server {
@@ -145,7 +146,12 @@ func Start(t testing.TB, opts ...Option) *Server {
 		return nil
 	}
 	s.tb = t
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() { // what the server said helps explain a failed test
+			t.Logf("retsutest: last lines of the stderr of retsu at %s:\n    %s", s.Endpoint, strings.Join(s.Stderr(), "\n    "))
+		}
+	})
 	return s
 }
 
