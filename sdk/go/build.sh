@@ -26,7 +26,7 @@ if [ "$got" != "retsu $version" ]; then
   exit 1
 fi
 export GOMODCACHE="$here/.cache/mod" GOCACHE="$here/.cache/build" GOPATH="$here/.cache/gopath"
-export GOFLAGS=-mod=readonly GOTOOLCHAIN=local GOWORK=off
+export GOFLAGS="-mod=readonly -modcacherw" GOTOOLCHAIN=local GOWORK=off
 cd "$here/retsutest"
 unformatted="$(gofmt -l .)"
 if [ -n "$unformatted" ]; then

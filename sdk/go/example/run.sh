@@ -47,10 +47,10 @@ echo "sdk/go: retsu $version from $(basename "$tarball") on PATH"
 mkdir "$work/project"
 cp "$here"/go.mod "$here"/go.sum "$here"/*.go "$work/project/"
 export GOMODCACHE="$sdk/.cache/mod" GOCACHE="$sdk/.cache/build" GOPATH="$sdk/.cache/gopath"
-export GOTOOLCHAIN=local GOWORK=off GOFLAGS=
+export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-modcacherw
 cd "$work/project"
 go mod edit -replace "github.com/retsu-dev/retsu/sdk/go/retsutest=$sdk/retsutest"
-export GOFLAGS=-mod=readonly
+export GOFLAGS="-mod=readonly -modcacherw"
 export PATH="$work/$name:$PATH"
 unset RETSU_BIN
 # Keep the user's AWS settings out of the sample's clients.
