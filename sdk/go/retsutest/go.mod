@@ -1,0 +1,3 @@
+module github.com/retsu-dev/retsu/sdk/go/retsutest
+
+go 1.22
