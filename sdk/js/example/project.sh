@@ -28,9 +28,9 @@ make_project() {
   PROJECT=$(mktemp -d "${TMPDIR:-/tmp}/retsu-js-example.XXXXXX")
   export npm_config_cache="$js_dir/.npm-cache"
   export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
-  cp -R "$example_dir/test" "$example_dir"/suite.mjs "$example_dir"/orphan-victim.mjs "$example_dir"/vitest.config.mjs \
+  cp -R "$example_dir/test" "$example_dir"/*.mjs \
     "$example_dir"/*.cjs "$example_dir"/types-check.* "$example_dir"/tsconfig.json \
-    "$example_dir"/startup.mjs "$PROJECT/"
+    "$PROJECT/"
   (
     cd "$PROJECT"
     npm init -y >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh DIST: installs retsu-VERSION.tgz and retsu-linux-x64-VERSION.tgz from
 # DIST into a fresh npm project and runs the sample suite under node:test and
-# Vitest (and Jest), the orphan test, a CommonJS check, a TypeScript check of
+# Vitest (and Jest), the orphan tests, a CommonJS check, a TypeScript check of
 # the declarations, and the missing-platform-package error.
 set -euo pipefail
 
@@ -54,7 +54,7 @@ missing_platform() {
   return $rc
 }
 
-step "node:test (sample suite and orphan test)" node --test --test-reporter=spec test/sqs.node.test.mjs test/orphan.node.test.mjs
+step "node:test (sample suite and orphan tests)" node --test --test-reporter=spec test/sqs.node.test.mjs test/orphan.node.test.mjs
 step "Vitest (sample suite, shared and per-file servers)" npx --no-install vitest run
 step "Jest (global setup, per-test reset)" npx --no-install jest --config jest.config.cjs
 step "CommonJS require('retsu') and Jest's global setup" node cjs-check.cjs

@@ -3,7 +3,7 @@
 // or retsu/vitest (reset before each test). Only the fixture, the official
 // AWS SDK and node:assert are used.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,8 +58,15 @@ async function counts(sqs, queueUrl) {
   };
 }
 
+const scratchDirs = [];
+function removeScratch() {
+  for (const dir of scratchDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+process.on('exit', removeScratch);
 function scratch(prefix) {
-  return mkdtempSync(join(tmpdir(), `retsu-js-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `retsu-js-${prefix}-`));
+  scratchDirs.push(dir);
+  return dir;
 }
 
 function script(text, shebang = '/bin/sh') {
@@ -102,7 +109,9 @@ function withEnv(name, value, fn) {
   return Promise.resolve().then(fn).finally(restore);
 }
 
-export function sqsSuite(test, retsu) {
+// `after` (the runner's after-all hook) removes the scratch files.
+export function sqsSuite(test, retsu, after) {
+  if (after) after(removeScratch);
   test('sends and receives', async () => {
     const sqs = sqsFor(retsu);
     const url = await createQueue(sqs, 'greetings');

@@ -1,6 +1,6 @@
 // The sample suite under Vitest, on the one server that retsu/vitest/setup
 // (globalSetup in vitest.config.mjs) started for the run; reset before each test.
-import { inject, test } from 'vitest';
+import { afterAll, inject, test } from 'vitest';
 import { useSharedRetsu } from 'retsu/vitest';
 import { sqsSuite } from '../suite.mjs';
 
@@ -12,4 +12,4 @@ test('the global setup provides the endpoint (inject and RETSU_ENDPOINT)', () =>
   }
 });
 
-sqsSuite(test, retsu);
+sqsSuite(test, retsu, afterAll);

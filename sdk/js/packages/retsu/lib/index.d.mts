@@ -17,6 +17,11 @@ export interface StartRetsuOptions {
   env?: Record<string, string>;
   /** Working directory of the retsu process. */
   cwd?: string;
+  /**
+   * Stop the server when this process's parent dies (default true): a runner
+   * killed with SIGKILL leaves its workers behind, and with them their servers.
+   */
+  stopWithParent?: boolean;
 }
 
 export interface ClockStatus {

@@ -156,6 +156,27 @@ function installExitHook() {
   });
 }
 
+// A test runner's worker (Vitest forks, jest-worker, node --test's file
+// processes) outlives a runner killed with SIGKILL; when this process's parent
+// changes (or its IPC channel closes), stop every server it started.
+let parentWatch = null;
+function watchParent() {
+  if (parentWatch) return;
+  const original = process.ppid;
+  const stopAll = () => {
+    if (parentWatch) clearInterval(parentWatch);
+    for (const child of live) {
+      try { child.stdin.destroy(); } catch { /* closed */ }
+      try { child.kill('SIGTERM'); } catch { /* gone */ }
+    }
+  };
+  parentWatch = setInterval(() => {
+    if (process.ppid !== original) stopAll();
+  }, 200);
+  parentWatch.unref();
+  if (typeof process.send === 'function') process.once('disconnect', stopAll);
+}
+
 function withStderr(message, stderr) {
   return stderr ? `${message}\n--- last lines of retsu's stderr ---\n${stderr}` : message;
 }
@@ -274,6 +295,7 @@ function startRetsu(options = {}) {
       return;
     }
     installExitHook();
+    if (options.stopWithParent !== false) watchParent();
     live.add(child);
 
     let state = 'starting'; // starting -> running -> stopping -> stopped
