@@ -1,0 +1,6 @@
+module.exports = {
+  testMatch: ['**/test/*.jest.test.cjs'],
+  globalSetup: 'retsu/jest/global-setup',
+  globalTeardown: 'retsu/jest/global-teardown',
+  testTimeout: 20000,
+};

@@ -1,0 +1,2 @@
+import helpers from './node-test.js';
+export const { useRetsu, useSharedRetsu } = helpers;
