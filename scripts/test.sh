@@ -15,13 +15,14 @@
 #      then the 30-second soak and the small abuse checks (scripts/soak.sh),
 #      then each fuzz target for 10 s (scripts/fuzz.sh; skipped, saying so,
 #      when no toolchain can build cargo-fuzz targets),
-#   6. the packages: scripts/package.sh builds every artifact into dist/
-#      (wheel, npm tarballs, jar, release tarball), then scripts/sdk-test.sh
-#      installs each into a fresh environment and runs its language's
-#      sample suite with the official AWS SDK, orphan test included;
-#   7. the container image and compose file (scripts/docker-check.sh: builds
+#   6. the container image and compose file (scripts/docker-check.sh: builds
 #      the static binary and the FROM-scratch image with podman, runs it,
-#      validates docker-compose.yml; says loudly what it could not do).
+#      validates docker-compose.yml; says loudly what it could not do),
+#   7. the packages: scripts/package.sh builds every artifact into dist/
+#      (wheel, npm tarballs, jar, release tarball, the image as a tarball
+#      now that podman is there), then scripts/sdk-test.sh installs each
+#      into a fresh environment and runs its language's sample suite with
+#      the official AWS SDK, orphan test included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,9 +58,9 @@ bash scripts/soak.sh --seconds 30
 echo "== fuzz targets (10 s each)"
 FUZZ_SECONDS=10 bash scripts/fuzz.sh
 
+echo "== container image and compose file"
+bash scripts/docker-check.sh
+
 echo "== packages (scripts/package.sh) and each language's sample project against dist/"
 bash scripts/package.sh
 bash scripts/sdk-test.sh dist
-
-echo "== container image and compose file"
-bash scripts/docker-check.sh
