@@ -58,8 +58,8 @@ pub struct Trail {
 /// An event as the window keeps it: 64 bytes, one cache line, with
 /// nothing to follow or drop. The window is megabytes that no cache holds;
 /// keeping whole events there (120 bytes each, with reference counts to
-/// drop as they left) cost ~9 % of a batch send's server CPU in cache
-/// misses, about what no history at all saved. Its number is its place in
+/// drop as they left) cost a batch send about what no history at all
+/// saved, in cache misses (BENCHMARKS.md, issue 11's fifth session). Its number is its place in
 /// the window; its queue an index into [`Inner::queues`]; the rare note
 /// sits aside in [`Inner::notes`].
 #[derive(Debug, Clone, Copy)]

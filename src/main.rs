@@ -17,7 +17,7 @@ use retsu::journal::Journal;
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc: the request path allocates many small short-lived objects;
-/// glibc malloc spent ~30% of the server's CPU on them (see BENCHMARKS.md).
+/// glibc malloc spent a large share of the server's CPU on them (BENCHMARKS.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

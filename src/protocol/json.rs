@@ -4,7 +4,7 @@
 //! plus [`Action::decode`]. Errors carry two names: `__type` (the shape,
 //! which botocore and Java v2 map typed exceptions from) and the
 //! `x-amzn-query-error: <query code>;<Sender|Receiver>` header, without which
-//! the Rust SDK cannot recognise a single typed error (spec §1.2).
+//! the Rust SDK cannot recognise a single typed error.
 
 use axum::http::header::{HeaderName, CONTENT_TYPE as CONTENT_TYPE_HEADER};
 use axum::http::HeaderMap;

@@ -3,7 +3,7 @@
 //!
 //! SQS speaks both at once on the same endpoint: current SDKs send JSON,
 //! older ones (botocore before 1.34.90, Java v1 before 1.12.584, …) send
-//! query. Dispatch follows spec §1.1: a JSON target header or Content-Type
+//! query. The wire form is chosen as AWS SDKs send it: a JSON target header or Content-Type
 //! wins regardless of path, otherwise an `Action` parameter means query.
 //!
 //! This module is plain functions over [`HttpRequest`]/[`HttpResponse`] so
@@ -94,9 +94,9 @@ pub struct Call {
     pub request: Request,
 }
 
-/// How a request is to be read (spec §1.1).
+/// How a request is to be read: which of the two wire protocols.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dispatch {
+pub enum WireForm {
     Json,
     /// Query, with its merged parameters.
     Query(query::Params),
@@ -105,15 +105,15 @@ pub enum Dispatch {
 }
 
 /// Decides the protocol of a request.
-pub fn dispatch(req: &HttpRequest) -> Dispatch {
+pub fn wire_form(req: &HttpRequest) -> WireForm {
     if json::is_json(&req.headers) {
-        return Dispatch::Json;
+        return WireForm::Json;
     }
     let params = query::params(req.query.as_deref(), &req.headers, &req.body);
     if query::param(&params, "Action").is_some() {
-        Dispatch::Query(params)
+        WireForm::Query(params)
     } else {
-        Dispatch::NoAction
+        WireForm::NoAction
     }
 }
 
@@ -133,8 +133,8 @@ pub fn decode(
     settings: &Settings,
     request_id: &str,
 ) -> Result<Call, HttpResponse> {
-    match dispatch(req) {
-        Dispatch::Json => {
+    match wire_form(req) {
+        WireForm::Json => {
             let params = query::params(req.query.as_deref(), &HeaderMap::new(), &[]);
             let context = context::build(settings, &req.headers, &params, false);
             let request = json::action(&req.headers)
@@ -146,7 +146,7 @@ pub fn decode(
                 request,
             })
         }
-        Dispatch::Query(params) => {
+        WireForm::Query(params) => {
             let protocol = if accepts_json(&req.headers) {
                 Protocol::QueryAsJson
             } else {
@@ -161,7 +161,7 @@ pub fn decode(
                 request,
             })
         }
-        Dispatch::NoAction => Err(HttpResponse {
+        WireForm::NoAction => Err(HttpResponse {
             status: 404,
             content_type: xml::CONTENT_TYPE,
             headers: vec![(REQUEST_ID_HEADER, request_id.to_string())],
@@ -198,7 +198,7 @@ fn decode_query(
     let action = Action::from_name(name).ok_or_else(invalid)?;
     let queue_path = query::queue_path(&req.path);
     // Account-level actions are not valid on a queue's endpoint [R];
-    // GetQueueUrl is, and answers for the queue it names (issue 9).
+    // GetQueueUrl is, and answers for the queue it names (FIDELITY.md, "Query protocol").
     if queue_path.is_some() && matches!(action, Action::ListQueues | Action::CreateQueue) {
         return Err(invalid());
     }
@@ -305,7 +305,7 @@ mod tests {
             &[("x-amz-target", "AmazonSQS.ListQueues")],
             "{}",
         );
-        assert_eq!(dispatch(&r), Dispatch::Json);
+        assert_eq!(wire_form(&r), WireForm::Json);
         // JSON by content type alone.
         let r = request(
             "/",
@@ -313,17 +313,17 @@ mod tests {
             &[("content-type", "application/x-amz-json-1.0")],
             "{}",
         );
-        assert_eq!(dispatch(&r), Dispatch::Json);
+        assert_eq!(wire_form(&r), WireForm::Json);
         // Query by form body, and by GET query string.
         let r = request("/", None, &[FORM], "Action=ListQueues");
-        assert!(matches!(dispatch(&r), Dispatch::Query(_)));
+        assert!(matches!(wire_form(&r), WireForm::Query(_)));
         let r = request("/", Some("Action=ListQueues&Version=2012-11-05"), &[], "");
-        assert!(matches!(dispatch(&r), Dispatch::Query(_)));
+        assert!(matches!(wire_form(&r), WireForm::Query(_)));
         // Nothing at all.
         let r = request("/", None, &[], "");
-        assert_eq!(dispatch(&r), Dispatch::NoAction);
+        assert_eq!(wire_form(&r), WireForm::NoAction);
         let r = request("/", Some("Version=2012-11-05"), &[FORM], "QueueName=x");
-        assert_eq!(dispatch(&r), Dispatch::NoAction);
+        assert_eq!(wire_form(&r), WireForm::NoAction);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!
 //! The rewrite goes through a tree: `SendMessageBatchRequestEntry.2.MessageAttribute.1.Name`
 //! becomes nested nodes keyed by segment, and a small table of wire names
-//! (spec §1.3) says how each node turns into JSON: a list, a name/value map,
+//! says how each node turns into JSON: a list, a name/value map,
 //! a message-attribute map or a list of batch entries. Batch entries reuse
 //! the same table for their own fields, which is why nested attributes need
 //! no special case.

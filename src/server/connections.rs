@@ -26,7 +26,7 @@ use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::rejections::Rewriter;
-use super::Dispatch;
+use super::HttpService;
 use crate::config::HttpLimits;
 
 /// File descriptors kept free for everything that is not a client
@@ -37,7 +37,7 @@ const RESERVED_FDS: u64 = 64;
 /// then calls `on_stop` (which answers waiting long polls) and drains.
 pub(super) async fn serve(
     listener: TcpListener,
-    service: Dispatch,
+    service: HttpService,
     limits: HttpLimits,
     mut stop: watch::Receiver<bool>,
     on_stop: impl FnOnce(),
@@ -98,7 +98,7 @@ pub(super) async fn serve(
 /// its current request finish.
 async fn serve_one(
     stream: TcpStream,
-    service: Dispatch,
+    service: HttpService,
     limits: HttpLimits,
     mut close: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,

@@ -1,4 +1,4 @@
-//! Queue attributes: defaults, validation, rendering (spec §3).
+//! Queue attributes: defaults, validation, rendering.
 //!
 //! Settings are kept parsed (numbers as numbers, policies as JSON) so the
 //! hot path never re-parses strings; `render` gives back AWS's string form,

@@ -1,4 +1,4 @@
-//! The MD5 digests SQS returns, byte-exact with AWS (spec §4.3), so SDKs
+//! The MD5 digests SQS returns, byte-exact with AWS, so SDKs
 //! that verify them (JS v3, Java v2, Go v2) accept our responses.
 
 use md5::{Digest, Md5};

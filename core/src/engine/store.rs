@@ -82,7 +82,7 @@ pub struct MessageStore {
     /// Boxed so the map's slack (up to half its slots) costs a pointer per
     /// slot, not a whole message.
     /// Keyed by server-made slots, so a non-keyed hash is safe here
-    /// (SipHash was ~10 % of a send's CPU), and one that keeps their order
+    /// (SipHash showed in every send's profile), and one that keeps their order
     /// (`store/slots.rs`); client-chosen keys (group ids) keep the default
     /// hasher.
     messages: SlotMap<Box<StoredMessage>>,
@@ -102,8 +102,7 @@ pub struct MessageStore {
     outbox: Vec<RawEvent>,
     /// Message id → slot, for the admin API's by-id operations: built on
     /// the first one and kept from then on. Ids are random, so keeping it
-    /// on every send cost a cache miss per message (~3 % of a send, and
-    /// again on delete) for a lookup most queues never need.
+    /// on every send cost a cache miss per message (and again on delete) for a lookup most queues never need.
     by_id: Option<FxHashMap<Uuid, u64>>,
     /// Opt-in extensions (time to live, priority): `store/extensions.rs`.
     ext: Option<Box<extensions::Extensions>>,
@@ -885,7 +884,7 @@ mod tests {
         assert!(s.fifo.as_ref().unwrap().groups.is_empty());
     }
 
-    /// Issue 9's table: an in-flight message blocks itself and the later
+    /// The FIFO group rule: an in-flight message blocks itself and the later
     /// messages of its group, not the earlier ones visible again.
     #[test]
     fn fifo_in_flight_blocks_only_what_follows_it() {

@@ -4,8 +4,8 @@
 //! by age are sets that each new message joins at the end, with a slot one
 //! above the last one's (and, by age, mostly the same enqueue millisecond).
 //! As `BTreeSet`s, each such insert searched the tree from its root: about
-//! 400 instructions, twice per message sent (~7 % of a batched send), and
-//! 16 to 30 bytes of tree nodes per message. Here the slots of one key that
+//! hundreds of instructions, twice per message sent, and tens of bytes of
+//! tree nodes per message (BENCHMARKS.md has the measurements). Here the slots of one key that
 //! share all but their low six bits share one 64-bit word, and the greatest
 //! word is kept out of the tree, so joining at the end usually sets a bit.
 //! Every operation stays O(log n); order is that of the (key, slot) pairs.

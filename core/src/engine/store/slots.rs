@@ -3,7 +3,7 @@
 //! low bits as they are. Consecutive messages then land in adjacent buckets
 //! (four to a cache line) and the map behaves like a ring buffer; a mixing
 //! hash scattered every insert, lookup and removal over the whole table,
-//! a cache miss each (~3 % of a send at 200,000 stored messages). The top
+//! a cache miss each once the queue outgrows the caches. The top
 //! seven bits, which the table compares before it looks at a key, are
 //! mixed so that they still tell slots apart.
 
