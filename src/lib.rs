@@ -1,12 +1,23 @@
-//! Retsu: an Amazon SQS wire-compatible emulator.
+//! Retsu: an Amazon SQS wire-compatible emulator. ARCHITECTURE.md has the
+//! one-page picture; this is the map of the server crate.
 //!
 //! ```text
-//! HTTP (axum/hyper) ─► protocol/  decode AWS JSON 1.0 or query/XML into typed requests (api)
-//!                                 encode results and errors back in the caller's protocol
-//!                   ─► engine/    queues, messages, the state machine; no HTTP, time via Clock
-//! /_retsu/*, /_aws/sqs/messages ─► admin/  JSON admin API over engine views (peek, clock, reset)
-//! --auth: auth/ verifies SigV4 before decoding; the caller's account comes from its key
+//! HTTP (hyper) ─► server/     connections, limits, one service for every request
+//!              ─► protocol/   AWS JSON 1.0 and query/XML ⇄ typed requests (api)
+//!              ─► auth/       --auth: SigV4 verified, then authorize() on the engine's facts
+//!              ─► faults      seeded faults, wrapped around the engine call
+//!              ─► retsu_core  (its own crate: api, engine, error, clock)
+//! /_retsu/*    ─► admin/      JSON admin API, the live event stream (SSE), LocalStack's peek
+//! /metrics     ─► metrics     Prometheus counters, a subscriber of the event bus
+//! /_retsu/ui/  ─► console     the web console's embedded files
 //! ```
+//!
+//! Subscribers of the engine's event bus: `history` (a message's life and
+//! the recent events), `metrics`, `event_stream` (the live stream's
+//! readers), `journal/` (persistence to a data directory's SQLite).
+//! Around them: `config` and `cli` (flags, environment and the TOML file),
+//! `admin_cli` (the `retsu peek|history|events|clock|faults|reset`
+//! clients), `embed` (an in-process server for Rust test suites).
 
 pub use retsu_core::{api, clock, engine, error};
 

@@ -303,6 +303,15 @@ pub(super) struct Wakes {
 }
 
 impl Wakes {
+    /// Every waiting poll looks again: for changes that are not a
+    /// message's transition (new settings, a deleted queue, shutdown).
+    pub fn everyone() -> Wakes {
+        Wakes {
+            one_each: 0,
+            everyone: true,
+        }
+    }
+
     /// What a transition means for waiting polls. `fifo`: on FIFO queues a
     /// removed in-flight message may unlock the rest of its group.
     pub fn of(raw: &[RawEvent], fifo: bool) -> Wakes {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::checksum::hex;
+use super::events::Wakes;
 use super::queue::Queue;
 use super::store::{OptionalFields, PeekStates, State, StoredMessage, Transition};
 use super::{Engine, QueueKey};
@@ -290,7 +291,7 @@ impl Engine {
         state.store.remove(slot, Transition::AdminDeleted);
         drop(state);
         // The message may have held its FIFO group; waiting polls look again.
-        queue.notify.notify_waiters();
+        queue.wake(Wakes::everyone());
         Ok(())
     }
 
@@ -379,8 +380,8 @@ impl Engine {
             .insert(restored, now, now, Transition::RestoredIn);
         drop(state);
         drop(group);
-        queue.notify.notify_waiters();
-        target.notify.notify_waiters();
+        queue.wake(Wakes::everyone());
+        target.wake(Wakes::everyone());
         Ok(Restored {
             queue: target.key.clone(),
         })

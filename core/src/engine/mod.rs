@@ -3,19 +3,27 @@
 //! Pure Rust: no HTTP, XML or JSON here. Requests arrive as the typed
 //! values of [`crate::api`], time comes from the injected [`Clock`].
 //!
-//! Layout, one file per family of actions:
-//! - `queues.rs`: create, look up, list, delete, purge, attributes, tags,
-//!   permissions;
-//! - `messages.rs`: send, receive (long polling), delete, visibility;
-//! - `redrive.rs`: dead-letter queues and message move tasks;
-//! - `inspect.rs`: typed views and by-id operations for the admin API;
-//! - `access.rs`: cross-account and region checks for `--auth` callers;
-//! - `store.rs`: the message state machine of one queue;
-//! - `attributes.rs`, `validate.rs`, `checksum.rs`, `receipt.rs`: rules.
+//! Layout:
+//! - actions, one file per family: `queues.rs` (create, look up, list,
+//!   delete, purge, attributes, tags, permissions), `messages.rs` (send,
+//!   receive with long polling, delete, visibility), `redrive.rs`
+//!   (dead-letter queues and message move tasks);
+//! - the state: `queue.rs` (one queue: its settings and its store behind
+//!   one lock, and its wake-ups), `store.rs` (the message state machine of
+//!   one queue: the one place a message changes state), `message.rs` (a
+//!   stored message, its states and transitions, as plain data);
+//! - the event bus: `events.rs` (every transition emitted once, in order,
+//!   to subscribers outside the engine; wake-ups of waiting long polls);
+//! - for the layers around: `inspect.rs` (typed views and by-id operations
+//!   for the admin API), `access.rs` (the facts authorization decides on),
+//!   `faults.rs` (a seeded duplicate delivery, as the fault layer asks),
+//!   `persist.rs` and `queue_level.rs` (what the journal needs, and the
+//!   way back in at start);
+//! - rules: `attributes.rs`, `validate.rs`, `checksum.rs`, `receipt.rs`.
 //!
 //! Concurrency: queues live in a sharded map; each queue owns its state
-//! behind one mutex, never held across an await, and a `Notify` that long
-//! polls wait on.
+//! behind one mutex, never held across an await, and long polls wait on
+//! its notifications, never on a timer loop.
 
 mod access;
 mod attributes;

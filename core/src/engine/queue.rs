@@ -274,6 +274,12 @@ impl Queue {
         if let Some(stamped) = stamped {
             stamped.deliver();
         }
+        self.wake(wakes);
+    }
+
+    /// Wakes the waiting long polls `wakes` names: the one place a queue's
+    /// waiters are notified.
+    pub(super) fn wake(&self, wakes: Wakes) {
         if wakes.everyone {
             self.notify.notify_waiters();
         } else {
@@ -285,7 +291,7 @@ impl Queue {
 
     pub fn mark_deleted(&self) {
         self.deleted.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
+        self.wake(Wakes::everyone());
     }
 
     pub fn is_deleted(&self) -> bool {

@@ -9,6 +9,7 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::attributes::{self, QueueSettings};
+use super::events::Wakes;
 use super::queue::Queue;
 use super::store::Transition;
 use super::{Engine, QueueKey};
@@ -366,7 +367,7 @@ impl Engine {
         // A shorter retention or delay may make messages expire or appear now.
         state.tick(now);
         drop(state);
-        queue.notify.notify_waiters();
+        queue.wake(Wakes::everyone());
         Ok(Empty {})
     }
 
