@@ -1,16 +1,2 @@
-import type { RetsuClient, RetsuServer, StartRetsuOptions } from './index.mjs';
-
-export interface RetsuFixture extends RetsuClient {
-  /** The underlying server (throws before the before-all hook ran). */
-  readonly server: RetsuClient | RetsuServer;
-}
-export interface UseRetsuOptions extends StartRetsuOptions {
-  /** Reset the server before each test (default true). */
-  reset?: boolean;
-}
-export interface UseSharedRetsuOptions {
-  endpoint?: string;
-  reset?: boolean;
-}
-export declare function useRetsu(options?: UseRetsuOptions): RetsuFixture;
-export declare function useSharedRetsu(options?: UseSharedRetsuOptions): RetsuFixture;
+// ESM types: the same shapes as the CommonJS helper's.
+export * from './node-test.js';
