@@ -6,7 +6,7 @@
 #   retsu_sqs-<v>-py3-none-manylinux_2_17_x86_64.whl   Python (sdk/python)
 #   retsu-<v>.tgz, retsu-linux-x64-<v>.tgz             npm (sdk/js)
 #   retsu-junit5-<v>.jar, retsu-junit5-<v>.pom         Maven (sdk/java)
-#   retsu-<v>-image-amd64.tar                          the container image
+#   retsu-<v>-image-amd64.tar.gz                       the container image
 #                                                      (only where podman is)
 #   SHA256SUMS
 #
@@ -82,11 +82,11 @@ if command -v podman >/dev/null 2>&1; then
   context=$stage/context
   mkdir -p "$context/docker/prebuilt/data"
   cp "$BIN" "$context/docker/prebuilt/retsu"
-  podman build --quiet --format docker --build-arg BINARY=prebuilt \
+  podman build --quiet --format docker --build-arg BINARY=prebuilt --build-arg TARGETARCH=amd64 \
     -f Dockerfile -t "localhost/retsu:$VERSION" "$context" >/dev/null
-  rm -f "$DIST/retsu-$VERSION-image-amd64.tar"
-  podman save --quiet --format docker-archive -o "$DIST/retsu-$VERSION-image-amd64.tar" \
-    "localhost/retsu:$VERSION"
+  # gzip: `docker load -i` and `podman load -i` read it as it is.
+  podman save --quiet --format docker-archive -o "$stage/image.tar" "localhost/retsu:$VERSION"
+  gzip -9 -n -c "$stage/image.tar" > "$DIST/retsu-$VERSION-image-amd64.tar.gz"
 else
   SKIPPED+=("container image (no podman)")
   echo "NOTE: 'podman' not found: the container image tarball was skipped"
