@@ -33,7 +33,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use crate::api::{Request, RequestContext, Response};
+use crate::api::{Request, Response};
 use crate::engine::{Engine, QueueKey};
 use crate::error::{ErrorCode, SqsError};
 use crate::protocol::Call;
@@ -267,40 +267,6 @@ impl Faults {
     }
 }
 
-/// The queue a request names, if any.
-fn queue_of(request: &Request, ctx: &RequestContext) -> Option<QueueKey> {
-    use Request as R;
-    let url = match request {
-        R::CreateQueue(r) => r.queue_name.as_deref(),
-        R::GetQueueUrl(r) => r.queue_name.as_deref(),
-        R::DeleteQueue(r) => r.queue_url.as_deref(),
-        R::PurgeQueue(r) => r.queue_url.as_deref(),
-        R::GetQueueAttributes(r) => r.queue_url.as_deref(),
-        R::SetQueueAttributes(r) => r.queue_url.as_deref(),
-        R::TagQueue(r) => r.queue_url.as_deref(),
-        R::UntagQueue(r) => r.queue_url.as_deref(),
-        R::ListQueueTags(r) => r.queue_url.as_deref(),
-        R::AddPermission(r) => r.queue_url.as_deref(),
-        R::RemovePermission(r) => r.queue_url.as_deref(),
-        R::ListDeadLetterSourceQueues(r) => r.queue_url.as_deref(),
-        R::SendMessage(r) => r.queue_url.as_deref(),
-        R::SendMessageBatch(r) => r.queue_url.as_deref(),
-        R::ReceiveMessage(r) => r.queue_url.as_deref(),
-        R::DeleteMessage(r) => r.queue_url.as_deref(),
-        R::DeleteMessageBatch(r) => r.queue_url.as_deref(),
-        R::ChangeMessageVisibility(r) => r.queue_url.as_deref(),
-        R::ChangeMessageVisibilityBatch(r) => r.queue_url.as_deref(),
-        R::StartMessageMoveTask(r) => {
-            return r.source_arn.as_deref().and_then(QueueKey::from_arn);
-        }
-        R::ListMessageMoveTasks(r) => {
-            return r.source_arn.as_deref().and_then(QueueKey::from_arn);
-        }
-        R::ListQueues(_) | R::CancelMessageMoveTask(_) => None,
-    };
-    QueueKey::from_url(url?, ctx)
-}
-
 /// What was decided for one request before the engine runs.
 struct Plan {
     scope: Arc<Scope>,
@@ -323,7 +289,7 @@ fn short_poll(engine: &Engine, queue: &QueueKey, wait: Option<i64>) -> bool {
 }
 
 fn plan(engine: &Engine, faults: &Faults, call: &mut Call) -> Option<Plan> {
-    let queue = queue_of(&call.request, &call.context);
+    let queue = call.request.fault_queue(&call.context);
     let scope = faults.scope_for(queue.as_ref())?;
     let s = &scope.settings;
     let exists = queue.as_ref().and_then(|k| engine.queue_facts(k));

@@ -125,31 +125,41 @@ macro_rules! actions {
     };
 }
 
-actions! {
-    AddPermission => AddPermissionRequest, Empty;
-    CancelMessageMoveTask => CancelMessageMoveTaskRequest, CancelMessageMoveTaskResult;
-    ChangeMessageVisibility => ChangeMessageVisibilityRequest, Empty;
-    ChangeMessageVisibilityBatch => ChangeMessageVisibilityBatchRequest, BatchResult;
-    CreateQueue => CreateQueueRequest, QueueUrlResult;
-    DeleteMessage => DeleteMessageRequest, Empty;
-    DeleteMessageBatch => DeleteMessageBatchRequest, BatchResult;
-    DeleteQueue => DeleteQueueRequest, Empty;
-    GetQueueAttributes => GetQueueAttributesRequest, GetQueueAttributesResult;
-    GetQueueUrl => GetQueueUrlRequest, QueueUrlResult;
-    ListDeadLetterSourceQueues => ListDeadLetterSourceQueuesRequest, ListDeadLetterSourceQueuesResult;
-    ListMessageMoveTasks => ListMessageMoveTasksRequest, ListMessageMoveTasksResult;
-    ListQueueTags => ListQueueTagsRequest, ListQueueTagsResult;
-    ListQueues => ListQueuesRequest, ListQueuesResult;
-    PurgeQueue => PurgeQueueRequest, Empty;
-    ReceiveMessage => ReceiveMessageRequest, ReceiveMessageResult;
-    RemovePermission => RemovePermissionRequest, Empty;
-    SendMessage => SendMessageRequest, SendMessageResult;
-    SendMessageBatch => SendMessageBatchRequest, SendMessageBatchResult;
-    SetQueueAttributes => SetQueueAttributesRequest, Empty;
-    StartMessageMoveTask => StartMessageMoveTaskRequest, StartMessageMoveTaskResult;
-    TagQueue => TagQueueRequest, Empty;
-    UntagQueue => UntagQueueRequest, Empty;
+/// The one list of SQS actions, each with its request and response type:
+/// calls `$m!` with it. The api's enums are made from it here, and the
+/// engine's dispatch and each action's facts from it in `engine::actions`.
+macro_rules! sqs_actions {
+    ($m:ident) => {
+        $m! {
+            AddPermission => AddPermissionRequest, Empty;
+            CancelMessageMoveTask => CancelMessageMoveTaskRequest, CancelMessageMoveTaskResult;
+            ChangeMessageVisibility => ChangeMessageVisibilityRequest, Empty;
+            ChangeMessageVisibilityBatch => ChangeMessageVisibilityBatchRequest, BatchResult;
+            CreateQueue => CreateQueueRequest, QueueUrlResult;
+            DeleteMessage => DeleteMessageRequest, Empty;
+            DeleteMessageBatch => DeleteMessageBatchRequest, BatchResult;
+            DeleteQueue => DeleteQueueRequest, Empty;
+            GetQueueAttributes => GetQueueAttributesRequest, GetQueueAttributesResult;
+            GetQueueUrl => GetQueueUrlRequest, QueueUrlResult;
+            ListDeadLetterSourceQueues => ListDeadLetterSourceQueuesRequest, ListDeadLetterSourceQueuesResult;
+            ListMessageMoveTasks => ListMessageMoveTasksRequest, ListMessageMoveTasksResult;
+            ListQueueTags => ListQueueTagsRequest, ListQueueTagsResult;
+            ListQueues => ListQueuesRequest, ListQueuesResult;
+            PurgeQueue => PurgeQueueRequest, Empty;
+            ReceiveMessage => ReceiveMessageRequest, ReceiveMessageResult;
+            RemovePermission => RemovePermissionRequest, Empty;
+            SendMessage => SendMessageRequest, SendMessageResult;
+            SendMessageBatch => SendMessageBatchRequest, SendMessageBatchResult;
+            SetQueueAttributes => SetQueueAttributesRequest, Empty;
+            StartMessageMoveTask => StartMessageMoveTaskRequest, StartMessageMoveTaskResult;
+            TagQueue => TagQueueRequest, Empty;
+            UntagQueue => UntagQueueRequest, Empty;
+        }
+    };
 }
+pub(crate) use sqs_actions;
+
+sqs_actions!(actions);
 
 /// Result of actions that return nothing.
 #[derive(Debug, Clone, Default, Serialize)]

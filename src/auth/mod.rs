@@ -407,7 +407,7 @@ pub fn check(
 /// refuses a request signed for the wrong region. The engine supplies the
 /// facts: the queues named, and what a policy grants.
 pub fn authorize(engine: &Engine, ctx: &RequestContext, request: &Request) -> Result<(), SqsError> {
-    for (named, key, action) in crate::engine::named_queues(ctx, request) {
+    for (named, key, action) in request.named_queues(ctx) {
         if key.region != ctx.region {
             return Err(errors::wrong_region(&ctx.region));
         }

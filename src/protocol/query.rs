@@ -72,20 +72,6 @@ pub fn queue_path(path: &str) -> Option<String> {
     }
 }
 
-/// Actions whose request names a queue by `QueueUrl`, and so may take it
-/// from the request path instead (Java v1 posts to the queue URL).
-pub fn takes_queue_url(action: Action) -> bool {
-    !matches!(
-        action,
-        Action::CreateQueue
-            | Action::GetQueueUrl
-            | Action::ListQueues
-            | Action::StartMessageMoveTask
-            | Action::CancelMessageMoveTask
-            | Action::ListMessageMoveTasks
-    )
-}
-
 /// Decodes a query request into the typed API. `queue_url_from_path` is the
 /// URL the request path names, used only when no `QueueUrl` param is given.
 pub fn decode(
@@ -95,7 +81,8 @@ pub fn decode(
 ) -> Result<Request, SqsError> {
     let mut doc = to_json(action, params)?;
     if let (Some(url), Value::Object(map)) = (queue_url_from_path, &mut doc) {
-        if takes_queue_url(action) && !map.contains_key("QueueUrl") {
+        // Java v1 posts to the queue URL instead of naming it.
+        if action.by_queue_url() && !map.contains_key("QueueUrl") {
             map.insert("QueueUrl".into(), Value::String(url));
         }
     }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::{Engine, QueueKey};
-use crate::api::{Action, Request, RequestContext};
+use crate::api::Action;
 
 /// Actions only a queue's owner may call, whatever its policy says.
 const OWNER_ONLY: &[Action] = &[
@@ -56,60 +56,6 @@ impl Engine {
         }
         allowed
     }
-}
-
-/// The queues a request names: (as the caller wrote it, key, the action
-/// checked on it).
-pub fn named_queues(ctx: &RequestContext, request: &Request) -> Vec<(String, QueueKey, Action)> {
-    use Request as R;
-    let action = request.action();
-    let by_url = |url: &Option<String>| {
-        url.as_deref()
-            .and_then(|u| QueueKey::from_url(u, ctx).map(|k| (u.to_string(), k, action)))
-    };
-    let by_arn = |arn: &Option<String>, action: Action| {
-        arn.as_deref()
-            .and_then(|a| QueueKey::from_arn(a).map(|k| (a.to_string(), k, action)))
-    };
-    let one = match request {
-        R::CreateQueue(_) | R::ListQueues(_) | R::CancelMessageMoveTask(_) => None,
-        R::GetQueueUrl(r) => r.queue_name.as_ref().map(|name| {
-            let key = QueueKey {
-                region: ctx.region.clone(),
-                account: r
-                    .queue_owner_aws_account_id
-                    .clone()
-                    .unwrap_or_else(|| ctx.account_id.clone()),
-                name: name.clone(),
-            };
-            (name.clone(), key, action)
-        }),
-        R::StartMessageMoveTask(r) => {
-            // Moving into a queue is sending to it.
-            let source = by_arn(&r.source_arn, action);
-            let destination = by_arn(&r.destination_arn, Action::SendMessage);
-            return source.into_iter().chain(destination).collect();
-        }
-        R::ListMessageMoveTasks(r) => by_arn(&r.source_arn, action),
-        R::DeleteQueue(r) => by_url(&r.queue_url),
-        R::PurgeQueue(r) => by_url(&r.queue_url),
-        R::GetQueueAttributes(r) => by_url(&r.queue_url),
-        R::SetQueueAttributes(r) => by_url(&r.queue_url),
-        R::TagQueue(r) => by_url(&r.queue_url),
-        R::UntagQueue(r) => by_url(&r.queue_url),
-        R::ListQueueTags(r) => by_url(&r.queue_url),
-        R::AddPermission(r) => by_url(&r.queue_url),
-        R::RemovePermission(r) => by_url(&r.queue_url),
-        R::SendMessage(r) => by_url(&r.queue_url),
-        R::SendMessageBatch(r) => by_url(&r.queue_url),
-        R::ReceiveMessage(r) => by_url(&r.queue_url),
-        R::DeleteMessage(r) => by_url(&r.queue_url),
-        R::DeleteMessageBatch(r) => by_url(&r.queue_url),
-        R::ChangeMessageVisibility(r) => by_url(&r.queue_url),
-        R::ChangeMessageVisibilityBatch(r) => by_url(&r.queue_url),
-        R::ListDeadLetterSourceQueues(r) => by_url(&r.queue_url),
-    };
-    one.into_iter().collect()
 }
 
 /// The name a policy grants an action under: batches go with their

@@ -26,6 +26,7 @@
 //! its notifications, never on a timer loop.
 
 mod access;
+mod actions;
 mod attributes;
 mod checksum;
 pub mod events;
@@ -54,7 +55,7 @@ use crate::api::{Request, RequestContext, Response};
 use crate::clock::Clock;
 use crate::error::SqsError;
 
-pub use access::named_queues;
+pub use actions::{NamedQueue, Unit};
 pub use checksum::{md5_of_attribute_map, md5_of_body};
 pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,
@@ -368,12 +369,12 @@ impl Engine {
         request: Request,
     ) -> Result<Response, SqsError> {
         let Some(durability) = self.durability.get() else {
-            return self.execute(ctx, request).await;
+            return request.run(self, ctx).await;
         };
-        let queue_level = persist::changes_queues(&request);
-        if persist::read_only(&request) {
+        let queue_level = request.changes_queues();
+        if request.read_only() {
             if durability.failing() {
-                return self.execute(ctx, request).await;
+                return request.run(self, ctx).await;
             }
         } else if durability.failing() {
             // Memory must not run further ahead of the disk.
@@ -381,60 +382,13 @@ impl Engine {
                 "The server cannot write to its data directory; only reads are served until it can. Please retry.",
             ));
         }
-        let result = self.execute(ctx, request).await;
+        let result = request.run(self, ctx).await;
         if queue_level {
             self.queues_changed();
         }
         // Even a failed action may have changed something (a batch).
         durability.wait().await?;
         result
-    }
-
-    async fn execute(&self, ctx: &RequestContext, request: Request) -> Result<Response, SqsError> {
-        use Request as R;
-        Ok(match request {
-            R::CreateQueue(r) => Response::CreateQueue(self.create_queue(ctx, r)?),
-            R::GetQueueUrl(r) => Response::GetQueueUrl(self.get_queue_url(ctx, r)?),
-            R::ListQueues(r) => Response::ListQueues(self.list_queues(ctx, r)?),
-            R::DeleteQueue(r) => Response::DeleteQueue(self.delete_queue(ctx, r)?),
-            R::PurgeQueue(r) => Response::PurgeQueue(self.purge_queue(ctx, r)?),
-            R::GetQueueAttributes(r) => {
-                Response::GetQueueAttributes(self.get_queue_attributes(ctx, r)?)
-            }
-            R::SetQueueAttributes(r) => {
-                Response::SetQueueAttributes(self.set_queue_attributes(ctx, r)?)
-            }
-            R::TagQueue(r) => Response::TagQueue(self.tag_queue(ctx, r)?),
-            R::UntagQueue(r) => Response::UntagQueue(self.untag_queue(ctx, r)?),
-            R::ListQueueTags(r) => Response::ListQueueTags(self.list_queue_tags(ctx, r)?),
-            R::AddPermission(r) => Response::AddPermission(self.add_permission(ctx, r)?),
-            R::RemovePermission(r) => Response::RemovePermission(self.remove_permission(ctx, r)?),
-            R::SendMessage(r) => Response::SendMessage(self.send_message(ctx, r)?),
-            R::SendMessageBatch(r) => Response::SendMessageBatch(self.send_message_batch(ctx, r)?),
-            R::ReceiveMessage(r) => Response::ReceiveMessage(self.receive_message(ctx, r).await?),
-            R::DeleteMessage(r) => Response::DeleteMessage(self.delete_message(ctx, r)?),
-            R::DeleteMessageBatch(r) => {
-                Response::DeleteMessageBatch(self.delete_message_batch(ctx, r)?)
-            }
-            R::ChangeMessageVisibility(r) => {
-                Response::ChangeMessageVisibility(self.change_message_visibility(ctx, r)?)
-            }
-            R::ChangeMessageVisibilityBatch(r) => Response::ChangeMessageVisibilityBatch(
-                self.change_message_visibility_batch(ctx, r)?,
-            ),
-            R::ListDeadLetterSourceQueues(r) => {
-                Response::ListDeadLetterSourceQueues(self.list_dead_letter_source_queues(ctx, r)?)
-            }
-            R::StartMessageMoveTask(r) => {
-                Response::StartMessageMoveTask(self.start_message_move_task(ctx, r)?)
-            }
-            R::CancelMessageMoveTask(r) => {
-                Response::CancelMessageMoveTask(self.cancel_message_move_task(ctx, r)?)
-            }
-            R::ListMessageMoveTasks(r) => {
-                Response::ListMessageMoveTasks(self.list_message_move_tasks(ctx, r)?)
-            }
-        })
     }
 
     /// The queue a request's `QueueUrl` names.

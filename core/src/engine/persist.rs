@@ -23,7 +23,6 @@ use super::queue::{Attempt, DedupEntry, Queue};
 pub use super::queue_level::{EngineState, QueueRecord};
 use super::store::StoredMessage;
 use super::{Engine, QueueKey};
-use crate::api::Request;
 
 /// The settable attributes, in AWS's string form, that make up a queue's
 /// settings (`FifoQueue` is `QueueRecord::fifo`).
@@ -103,38 +102,6 @@ pub trait Durability: Send + Sync {
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = Result<(), crate::error::SqsError>> + Send + '_>,
     >;
-}
-
-/// Whether an action only reads (served even while the disk fails).
-pub(super) fn read_only(request: &Request) -> bool {
-    use Request as R;
-    matches!(
-        request,
-        R::GetQueueUrl(_)
-            | R::ListQueues(_)
-            | R::GetQueueAttributes(_)
-            | R::ListQueueTags(_)
-            | R::ListDeadLetterSourceQueues(_)
-            | R::ListMessageMoveTasks(_)
-    )
-}
-
-/// Whether an action can change queue-level state.
-pub(super) fn changes_queues(request: &Request) -> bool {
-    use Request as R;
-    matches!(
-        request,
-        R::CreateQueue(_)
-            | R::DeleteQueue(_)
-            | R::PurgeQueue(_)
-            | R::SetQueueAttributes(_)
-            | R::TagQueue(_)
-            | R::UntagQueue(_)
-            | R::AddPermission(_)
-            | R::RemovePermission(_)
-            | R::StartMessageMoveTask(_)
-            | R::CancelMessageMoveTask(_)
-    )
 }
 
 impl Engine {

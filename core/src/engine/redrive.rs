@@ -9,25 +9,21 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use base64::Engine as _;
-use serde_json::json;
 use uuid::Uuid;
 
 use super::attributes::RedriveAllow;
 use super::queue::Queue;
-use super::queues::paginate;
 use super::store::{OptionalFields, StoredMessage, Transition};
 use super::{Engine, QueueKey};
-use crate::api::*;
 use crate::error::{ErrorCode, SqsError};
 
 /// Messages a rate-less task moves per step before yielding.
 const CHUNK: usize = 1_000;
 /// Tasks remembered per source queue.
-const HISTORY: usize = 10;
+pub(super) const HISTORY: usize = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-enum Status {
+pub(super) enum Status {
     Running,
     Cancelling,
     Cancelled,
@@ -36,7 +32,7 @@ enum Status {
 }
 
 impl Status {
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Status::Running => "RUNNING",
             Status::Cancelling => "CANCELLING",
@@ -46,30 +42,30 @@ impl Status {
         }
     }
 
-    fn active(self) -> bool {
+    pub(super) fn active(self) -> bool {
         matches!(self, Status::Running | Status::Cancelling)
     }
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Task {
-    id: String,
-    handle: String,
-    source_arn: String,
-    destination_arn: Option<String>,
-    rate: Option<u32>,
-    started_ms: u64,
-    status: Status,
-    moved: i64,
-    to_move: i64,
-    failure_reason: Option<String>,
+pub(super) struct Task {
+    pub(super) id: String,
+    pub(super) handle: String,
+    pub(super) source_arn: String,
+    pub(super) destination_arn: Option<String>,
+    pub(super) rate: Option<u32>,
+    pub(super) started_ms: u64,
+    pub(super) status: Status,
+    pub(super) moved: i64,
+    pub(super) to_move: i64,
+    pub(super) failure_reason: Option<String>,
     /// Where the rate's seconds count from: `started_ms`, pushed later by
     /// the time the server was down (see `MoveTasks::restore`).
     #[serde(default)]
-    paced_from_ms: Option<u64>,
+    pub(super) paced_from_ms: Option<u64>,
     /// When the task last moved something (persisted with the count).
     #[serde(default)]
-    last_step_ms: Option<u64>,
+    pub(super) last_step_ms: Option<u64>,
 }
 
 /// Every move task, by source queue ARN (oldest first).
@@ -81,7 +77,7 @@ pub(super) struct MoveTasks {
 }
 
 impl MoveTasks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Task>>> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Task>>> {
         self.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -135,20 +131,20 @@ fn allows(dlq: &Queue, source_arn: &str) -> bool {
     }
 }
 
-fn arn_format_error(parameter: &str) -> SqsError {
+pub(super) fn arn_format_error(parameter: &str) -> SqsError {
     SqsError::invalid_value(format!(
         "You must use this format to specify the {parameter}: arn:<partition>:<service>:<region>:<account-id>:<resource-id>"
     ))
 }
 
-fn not_found(parameter: &str) -> SqsError {
+pub(super) fn not_found(parameter: &str) -> SqsError {
     SqsError::new(
         ErrorCode::ResourceNotFound,
         format!("The resource that you specified for the {parameter} parameter doesn't exist."),
     )
 }
 
-fn bad_task_handle() -> SqsError {
+pub(super) fn bad_task_handle() -> SqsError {
     SqsError::invalid_value("Value for parameter TaskHandle is invalid.")
 }
 
@@ -238,35 +234,6 @@ impl Engine {
         }
     }
 
-    pub(super) fn list_dead_letter_source_queues(
-        &self,
-        ctx: &RequestContext,
-        r: ListDeadLetterSourceQueuesRequest,
-    ) -> Result<ListDeadLetterSourceQueuesResult, SqsError> {
-        let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        let names: Vec<String> = self
-            .sources_of(&queue.arn)
-            .into_iter()
-            .map(|k| k.name)
-            .collect();
-        let (names, next_token) = paginate(names, r.max_results, r.next_token.as_deref())?;
-        Ok(ListDeadLetterSourceQueuesResult {
-            queue_urls: names
-                .into_iter()
-                .map(|name| {
-                    self.queue_url(
-                        ctx,
-                        &QueueKey {
-                            name,
-                            ..queue.key.clone()
-                        },
-                    )
-                })
-                .collect(),
-            next_token,
-        })
-    }
-
     /// Queues whose RedrivePolicy targets `arn`.
     pub(super) fn sources_of(&self, arn: &str) -> Vec<QueueKey> {
         let all: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
@@ -280,161 +247,6 @@ impl Engine {
             })
             .map(|q| q.key.clone())
             .collect()
-    }
-
-    pub(super) fn start_message_move_task(
-        &self,
-        _ctx: &RequestContext,
-        r: StartMessageMoveTaskRequest,
-    ) -> Result<StartMessageMoveTaskResult, SqsError> {
-        let source_arn = r.source_arn.ok_or_else(|| SqsError::missing("SourceArn"))?;
-        QueueKey::from_arn(&source_arn).ok_or_else(|| arn_format_error("SourceArn"))?;
-        let source = self
-            .queue_by_arn(&source_arn)
-            .ok_or_else(|| not_found("SourceArn"))?;
-        if let Some(dest) = &r.destination_arn {
-            QueueKey::from_arn(dest).ok_or_else(|| arn_format_error("DestinationArn"))?;
-            self.queue_by_arn(dest)
-                .ok_or_else(|| not_found("DestinationArn"))?;
-        }
-        let rate = match r.max_number_of_messages_per_second {
-            None => None,
-            Some(n) if (1..=500).contains(&n) => Some(n as u32),
-            Some(n) => {
-                return Err(SqsError::invalid_parameter(
-                    "MaxNumberOfMessagesPerSecond",
-                    n,
-                    "Must be between 1 and 500.",
-                ))
-            }
-        };
-        if self.sources_of(&source_arn).is_empty() {
-            return Err(SqsError::invalid_value(
-                "Source queue must be configured as a Dead Letter Queue.",
-            ));
-        }
-        let now = self.now();
-        let to_move = source.lock_at(now).store.len() as i64;
-        let mut tasks = self.tasks.lock();
-        let list = tasks.entry(source_arn.clone()).or_default();
-        if list.iter().any(|t| t.status.active()) {
-            return Err(SqsError::invalid_value(
-                "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
-            ));
-        }
-        let id = Uuid::new_v4().to_string();
-        let handle = base64::engine::general_purpose::STANDARD
-            .encode(json!({"taskId": id, "sourceArn": source_arn}).to_string());
-        list.push(Task {
-            id,
-            handle: handle.clone(),
-            source_arn,
-            destination_arn: r.destination_arn,
-            rate,
-            started_ms: now,
-            status: Status::Running,
-            moved: 0,
-            to_move,
-            failure_reason: None,
-            paced_from_ms: None,
-            last_step_ms: None,
-        });
-        if list.len() > HISTORY {
-            let excess = list.len() - HISTORY;
-            list.drain(..excess);
-        }
-        drop(tasks);
-        self.tasks.changed.notify_one();
-        Ok(StartMessageMoveTaskResult {
-            task_handle: handle,
-        })
-    }
-
-    pub(super) fn cancel_message_move_task(
-        &self,
-        _ctx: &RequestContext,
-        r: CancelMessageMoveTaskRequest,
-    ) -> Result<CancelMessageMoveTaskResult, SqsError> {
-        let handle = r
-            .task_handle
-            .ok_or_else(|| SqsError::missing("TaskHandle"))?;
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(handle.as_bytes())
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .ok_or_else(bad_task_handle)?;
-        let (Some(task_id), Some(source_arn)) = (
-            decoded.get("taskId").and_then(|v| v.as_str()),
-            decoded.get("sourceArn").and_then(|v| v.as_str()),
-        ) else {
-            return Err(bad_task_handle());
-        };
-        self.queue_by_arn(source_arn)
-            .ok_or_else(|| not_found("SourceArn"))?;
-        // Bring the task up to date first, so the count returned is real.
-        self.run_move_tasks();
-        let mut tasks = self.tasks.lock();
-        let task = tasks
-            .get_mut(source_arn)
-            .and_then(|l| l.iter_mut().find(|t| t.id == task_id))
-            .ok_or_else(|| SqsError::new(ErrorCode::ResourceNotFound, "Task does not exist."))?;
-        if task.status != Status::Running {
-            return Err(SqsError::invalid_value(
-                "Only active tasks can be cancelled.",
-            ));
-        }
-        task.status = Status::Cancelling;
-        let moved = task.moved;
-        drop(tasks);
-        self.tasks.changed.notify_one();
-        Ok(CancelMessageMoveTaskResult {
-            approximate_number_of_messages_moved: moved,
-        })
-    }
-
-    pub(super) fn list_message_move_tasks(
-        &self,
-        _ctx: &RequestContext,
-        r: ListMessageMoveTasksRequest,
-    ) -> Result<ListMessageMoveTasksResult, SqsError> {
-        let source_arn = r.source_arn.ok_or_else(|| SqsError::missing("SourceArn"))?;
-        QueueKey::from_arn(&source_arn).ok_or_else(|| arn_format_error("SourceArn"))?;
-        self.queue_by_arn(&source_arn)
-            .ok_or_else(|| not_found("SourceArn"))?;
-        let max = match r.max_results {
-            None => 1,
-            Some(n) if (1..=10).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(SqsError::invalid_parameter(
-                    "MaxResults",
-                    n,
-                    "You must enter a number that's between 1 and 10.",
-                ))
-            }
-        };
-        self.run_move_tasks();
-        let tasks = self.tasks.lock();
-        let results = tasks
-            .get(&source_arn)
-            .map(|list| {
-                list.iter()
-                    .rev()
-                    .take(max)
-                    .map(|t| ListMessageMoveTasksResultEntry {
-                        task_handle: (t.status == Status::Running).then(|| t.handle.clone()),
-                        status: t.status.as_str().to_string(),
-                        source_arn: t.source_arn.clone(),
-                        destination_arn: t.destination_arn.clone(),
-                        max_number_of_messages_per_second: t.rate.map(i64::from),
-                        approximate_number_of_messages_moved: t.moved,
-                        approximate_number_of_messages_to_move: t.to_move,
-                        failure_reason: t.failure_reason.clone(),
-                        started_timestamp: t.started_ms as i64,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(ListMessageMoveTasksResult { results })
     }
 
     /// Ends the tasks that read from or write to a deleted queue.

@@ -1,0 +1,334 @@
+//! SendMessage and SendMessageBatch.
+
+use super::*;
+use crate::api::*;
+
+impl Unit for SendMessageRequest {
+    type Response = SendMessageResult;
+
+    fn queue_url(&self) -> Option<&str> {
+        self.queue_url.as_deref()
+    }
+
+    async fn run(
+        self,
+        engine: &Engine,
+        ctx: &RequestContext,
+    ) -> Result<SendMessageResult, SqsError> {
+        engine.send_message(ctx, self)
+    }
+}
+
+impl Unit for SendMessageBatchRequest {
+    type Response = SendMessageBatchResult;
+
+    fn queue_url(&self) -> Option<&str> {
+        self.queue_url.as_deref()
+    }
+
+    async fn run(
+        self,
+        engine: &Engine,
+        ctx: &RequestContext,
+    ) -> Result<SendMessageBatchResult, SqsError> {
+        engine.send_message_batch(ctx, self)
+    }
+}
+
+impl Engine {
+    fn send_message(
+        &self,
+        ctx: &RequestContext,
+        r: SendMessageRequest,
+    ) -> Result<SendMessageResult, SqsError> {
+        let queue = self.queue(ctx, r.queue_url.as_deref())?;
+        let (max_size, content_dedup) = queue.send_limits();
+        let prepared = prepare(ctx, &queue, max_size, content_dedup, r.into(), false)?;
+        let now = self.now();
+        let result = enqueue(&mut queue.lock_at(now), prepared, now);
+        Ok(result)
+    }
+
+    fn send_message_batch(
+        &self,
+        ctx: &RequestContext,
+        r: SendMessageBatchRequest,
+    ) -> Result<SendMessageBatchResult, SqsError> {
+        let queue = self.queue(ctx, r.queue_url.as_deref())?;
+        let entries = r.entries.unwrap_or_default();
+        validate::check_batch(
+            entries.iter().map(|e| e.id.as_deref()),
+            "SendMessageBatchRequestEntry",
+        )?;
+        let (max_size, content_dedup) = queue.send_limits();
+        let total: usize = entries
+            .iter()
+            .map(|e| {
+                validate::message_size(
+                    e.message_body.as_deref().unwrap_or(""),
+                    &e.message_attributes,
+                )
+            })
+            .sum();
+        if total > validate::MAX_BATCH_BYTES {
+            return Err(SqsError::new(
+                ErrorCode::BatchRequestTooLong,
+                format!(
+                    "Batch requests cannot be longer than {} bytes. You have sent {total} bytes.",
+                    validate::MAX_BATCH_BYTES
+                ),
+            ));
+        }
+        let mut prepared = Vec::with_capacity(entries.len());
+        let mut failed = Vec::new();
+        for mut entry in entries {
+            // check_batch has vetted every id; each moves into its answer.
+            let id = entry.id.take().unwrap_or_default();
+            match prepare(ctx, &queue, max_size, content_dedup, entry.into(), true) {
+                Ok(p) => prepared.push((id, p)),
+                Err(SendFault::Request(e)) => return Err(e),
+                Err(SendFault::Entry(e)) => failed.push(batch_error(&id, e)),
+            }
+        }
+        let now = self.now();
+        let mut successful = Vec::with_capacity(prepared.len());
+        {
+            let mut state = queue.lock_at(now);
+            for (id, p) in prepared {
+                let result = enqueue(&mut state, p, now);
+                successful.push(SendMessageBatchResultEntry { id, result });
+            }
+        }
+        Ok(SendMessageBatchResult { successful, failed })
+    }
+}
+
+/// One message to send, taken from SendMessage or a batch entry: owned,
+/// so the body and attributes move into the stored message uncopied.
+struct SendInput {
+    body: Option<String>,
+    delay_seconds: Option<i64>,
+    attributes: MessageAttributes,
+    system_attributes: MessageAttributes,
+    dedup_id: Option<String>,
+    group_id: Option<String>,
+}
+
+impl From<SendMessageRequest> for SendInput {
+    fn from(r: SendMessageRequest) -> SendInput {
+        SendInput {
+            body: r.message_body,
+            delay_seconds: r.delay_seconds,
+            attributes: r.message_attributes,
+            system_attributes: r.message_system_attributes,
+            dedup_id: r.message_deduplication_id,
+            group_id: r.message_group_id,
+        }
+    }
+}
+
+impl From<SendMessageBatchRequestEntry> for SendInput {
+    fn from(e: SendMessageBatchRequestEntry) -> SendInput {
+        SendInput {
+            body: e.message_body,
+            delay_seconds: e.delay_seconds,
+            attributes: e.message_attributes,
+            system_attributes: e.message_system_attributes,
+            dedup_id: e.message_deduplication_id,
+            group_id: e.message_group_id,
+        }
+    }
+}
+
+/// A validated message, ready to enqueue. Boxed: it is moved several
+/// times on its way into the store, a pointer instead of ~250 bytes.
+struct Prepared {
+    message: Box<StoredMessage>,
+    delay_ms: Option<u64>,
+    result: SendMessageResult,
+}
+
+/// Why a message could not be sent. In a batch, AWS reports most faults
+/// per entry but fails the whole request for a FIFO entry without a group
+/// or a deduplication id.
+enum SendFault {
+    Entry(SqsError),
+    Request(SqsError),
+}
+
+impl From<SqsError> for SendFault {
+    fn from(e: SqsError) -> SendFault {
+        SendFault::Entry(e)
+    }
+}
+
+impl From<SendFault> for SqsError {
+    fn from(f: SendFault) -> SqsError {
+        match f {
+            SendFault::Entry(e) | SendFault::Request(e) => e,
+        }
+    }
+}
+
+/// The rules a single message must meet, in the order AWS checks them.
+fn prepare(
+    ctx: &RequestContext,
+    queue: &Queue,
+    max_size: u32,
+    content_dedup: bool,
+    input: SendInput,
+    in_batch: bool,
+) -> Result<Prepared, SendFault> {
+    let fifo = queue.is_fifo();
+    let body = validate::check_body(input.body.as_deref())?;
+    let delay_ms = match input.delay_seconds {
+        None => None,
+        Some(d) => {
+            let d = check_range(
+                "DelaySeconds",
+                d,
+                0,
+                900,
+                "DelaySeconds must be >= 0 and <= 900.",
+            )?;
+            if fifo && d != 0 {
+                return Err(SqsError::invalid_parameter(
+                    "DelaySeconds",
+                    d,
+                    "The request include parameter that is not valid for this queue type.",
+                )
+                .into());
+            }
+            // FIFO: 0 is accepted and ignored, the queue's delay applies.
+            (!fifo).then_some(d as u64 * 1000)
+        }
+    };
+    validate::check_message_attributes(&input.attributes)?;
+    validate::check_system_attributes(&input.system_attributes)?;
+    if validate::message_size(body, &input.attributes) > max_size as usize {
+        let lead = if in_batch {
+            "One or more parameters cannot be validated."
+        } else {
+            "One or more parameters are invalid."
+        };
+        return Err(SqsError::invalid_value(format!(
+            "{lead} Reason: Message must be shorter than {max_size} bytes."
+        ))
+        .into());
+    }
+    if let Some(group) = &input.group_id {
+        validate::check_fifo_id("MessageGroupId", group)?;
+    }
+    if fifo && input.group_id.is_none() {
+        return Err(SendFault::Request(if in_batch {
+            SqsError::invalid_value("The request must contain the parameter MessageGroupId.")
+        } else {
+            SqsError::missing("MessageGroupId")
+        }));
+    }
+    let dedup_id = match input.dedup_id {
+        Some(d) if !fifo => {
+            return Err(SqsError::invalid_parameter(
+                "MessageDeduplicationId",
+                d,
+                "The request include parameter that is not valid for this queue type.",
+            )
+            .into())
+        }
+        Some(d) => {
+            validate::check_fifo_id("MessageDeduplicationId", &d)?;
+            Some(d)
+        }
+        None if fifo && content_dedup => Some(hex(&Sha256::digest(body.as_bytes()))),
+        None if fifo => {
+            return Err(SendFault::Request(SqsError::invalid_value(
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+            )))
+        }
+        None => None,
+    };
+    let trace_header = input
+        .system_attributes
+        .get("AWSTraceHeader")
+        .and_then(|v| v.string_value.clone())
+        .or_else(|| ctx.trace_header.clone());
+    let message_id = Uuid::new_v4();
+    let body_md5 = md5_bytes(body);
+    let result = SendMessageResult {
+        md5_of_message_body: Md5Hex(body_md5),
+        md5_of_message_attributes: md5_of_attribute_map(&input.attributes),
+        md5_of_message_system_attributes: md5_of_attribute_map(&input.system_attributes),
+        message_id: IdText(message_id),
+        sequence_number: None,
+    };
+    Ok(Prepared {
+        message: Box::new(StoredMessage {
+            message_id,
+            body: input.body.unwrap_or_default(),
+            body_md5,
+            attributes: input.attributes,
+            sender_id: queue.sender_id(&ctx.account_id),
+            sent_ms: 0,
+            enqueued_ms: 0,
+            first_receive_ms: None,
+            receive_count: 0,
+            state: State::Available,
+            nonce: 0,
+            received_ms: 0,
+            visible_since: 0,
+            order: 0,
+            optional: OptionalFields {
+                trace_header,
+                group_id: input.group_id.map(Arc::from),
+                dedup_id,
+                ..OptionalFields::default()
+            }
+            .boxed(),
+        }),
+        delay_ms,
+        result,
+    })
+}
+
+/// Stores a prepared message (or recognises a FIFO duplicate) under the
+/// queue lock, and completes its result. (The store's `Sent` transition
+/// wakes the long polls it concerns.)
+fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMessageResult {
+    let mut result = prepared.result;
+    let message = &mut prepared.message;
+    message.sent_ms = now;
+    message.enqueued_ms = now;
+    if state.settings.fifo {
+        let scope = if state.dedup_per_group {
+            message.group_id().map_or("", |g| &**g).to_string()
+        } else {
+            String::new()
+        };
+        let key = (scope, message.dedup_id().unwrap_or_default().to_string());
+        state.dedup.prune(now);
+        if let Some(original) = state.dedup.get(&key, now) {
+            // A duplicate: accepted, not enqueued, answered as the original.
+            result.message_id = IdText(original.message_id);
+            result.sequence_number = Some(original.sequence_number.to_string());
+            return result;
+        }
+        let sequence = state.next_sequence_number(now);
+        message.optional_mut().sequence_number = Some(sequence);
+        result.sequence_number = Some(sequence.to_string());
+        state.dedup.insert(
+            key,
+            DedupEntry {
+                message_id: message.message_id,
+                sequence_number: sequence,
+                expires_ms: now + DEDUP_WINDOW_MS,
+            },
+        );
+    }
+    let delay_ms = prepared
+        .delay_ms
+        .unwrap_or(state.settings.delay_seconds as u64 * 1000);
+    state
+        .store
+        .insert(prepared.message, now + delay_ms, now, Transition::Sent);
+    result
+}
