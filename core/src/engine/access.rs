@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::actions::Grant;
 use super::{Engine, QueueKey};
 use crate::api::Action;
 
@@ -61,11 +62,9 @@ impl Engine {
 /// The name a policy grants an action under: batches go with their
 /// single-message action, as AddPermission documents.
 fn granted_as(action: Action) -> &'static str {
-    match action {
-        Action::SendMessageBatch => "SendMessage",
-        Action::DeleteMessageBatch => "DeleteMessage",
-        Action::ChangeMessageVisibilityBatch => "ChangeMessageVisibility",
-        other => other.name(),
+    match action.grant() {
+        Grant::With(single) => single.name(),
+        _ => action.name(),
     }
 }
 

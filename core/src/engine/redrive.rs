@@ -17,6 +17,16 @@ use super::store::{OptionalFields, StoredMessage, Transition};
 use super::{Engine, QueueKey};
 use crate::error::{ErrorCode, SqsError};
 
+/// A receive's way to its queue's dead-letter queue. While it lives, it is
+/// one cross-queue move: what leaves the source and what arrives in the
+/// dead-letter queue reach the subscribers as one change, so the journal
+/// never holds a message in both queues or in neither.
+pub(super) struct Redrive<'a> {
+    pub dlq: Arc<Queue>,
+    pub max_receive_count: u32,
+    _one_move: super::events::Group<'a>,
+}
+
 /// Messages a rate-less task moves per step before yielding.
 const CHUNK: usize = 1_000;
 /// Tasks remembered per source queue.
@@ -191,10 +201,10 @@ impl Engine {
         Ok(())
     }
 
-    /// The dead-letter queue a receive from `queue` may move messages to,
-    /// with the receive limit. `None` when there is no policy or the target
-    /// is gone (then nothing moves: messages are delivered as usual).
-    pub(super) fn dead_letter_target(&self, queue: &Queue) -> Option<(Arc<Queue>, u32)> {
+    /// The way a receive from `queue` may move messages to its dead-letter
+    /// queue. `None` when there is no policy or the target is gone (then
+    /// nothing moves: messages are delivered as usual).
+    pub(super) fn redrive_for(&self, queue: &Queue) -> Option<Redrive<'_>> {
         let policy = queue.lock().settings.redrive_policy.clone()?;
         let dlq = self.queue_by_arn(&policy.dead_letter_target_arn)?;
         let elsewhere = dlq.key.region != queue.key.region || dlq.key.account != queue.key.account;
@@ -205,7 +215,11 @@ impl Engine {
         {
             return None;
         }
-        Some((dlq, policy.max_receive_count))
+        Some(Redrive {
+            dlq,
+            max_receive_count: policy.max_receive_count,
+            _one_move: self.shared.events.group(),
+        })
     }
 
     /// Puts messages a receive took out of `source` into its dead-letter
@@ -213,9 +227,10 @@ impl Engine {
     pub(super) fn dead_letter(
         &self,
         source: &Arc<Queue>,
-        dlq: &Arc<Queue>,
+        redrive: Redrive<'_>,
         messages: Vec<StoredMessage>,
     ) {
+        let dlq = &redrive.dlq;
         let now = self.now();
         let target = if dlq.is_deleted() { source } else { dlq };
         let mut state = target.lock_at(now);

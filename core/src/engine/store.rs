@@ -188,8 +188,9 @@ impl MessageStore {
     }
 
     /// Marks the `Received` and `VisibilityChanged` transitions recorded
-    /// since `from` (an outbox length) as made by a FIFO receive attempt.
-    pub fn mark_attempt(&mut self, from: usize, attempt: &Arc<str>) {
+    /// since `from` (an outbox length) as made by a FIFO receive attempt,
+    /// which the journal keeps so a retry after a restart replays it.
+    fn mark_attempt(&mut self, from: usize, attempt: &Arc<str>) {
         for e in self.outbox.iter_mut().skip(from) {
             if matches!(e.kind, Transition::Received | Transition::VisibilityChanged)
                 && e.at.is_none()
@@ -197,11 +198,6 @@ impl MessageStore {
                 e.attempt = Some(attempt.clone());
             }
         }
-    }
-
-    /// How many transitions wait in the outbox (see `mark_attempt`).
-    pub fn outbox_len(&self) -> usize {
-        self.outbox.len()
     }
 
     /// The transitions recorded since the last call, for the queue to
@@ -528,6 +524,24 @@ impl MessageStore {
         out
     }
 
+    /// [`receive`](Self::receive) made by a FIFO receive attempt, when
+    /// `attempt` names one: its transitions carry the attempt's id.
+    pub fn receive_in_attempt(
+        &mut self,
+        attempt: Option<&Arc<str>>,
+        now: u64,
+        max: usize,
+        visibility_ms: u64,
+        max_receive_count: Option<u32>,
+    ) -> Received {
+        let from = self.outbox.len();
+        let received = self.receive(now, max, visibility_ms, max_receive_count);
+        if let (Some(attempt), false) = (attempt, received.seqs.is_empty()) {
+            self.mark_attempt(from, attempt);
+        }
+        received
+    }
+
     /// Sets a new visibility deadline for a message that is in flight (or,
     /// on standard queues, whose visibility already ran out). A deadline
     /// at or before `now` makes it available at once.
@@ -560,8 +574,9 @@ impl MessageStore {
     }
 
     /// Extends the visibility of an in-flight message without a new
-    /// receipt (a FIFO receive-attempt retry).
-    pub fn refresh_flight(&mut self, seq: u64, until: u64) {
+    /// receipt: a retry of the FIFO receive attempt `attempt`.
+    pub fn refresh_flight(&mut self, seq: u64, until: u64, attempt: &Arc<str>) {
+        let from = self.outbox.len();
         let Some(message) = self.messages.get_mut(&seq) else {
             return;
         };
@@ -571,6 +586,7 @@ impl MessageStore {
             self.in_flight.remove(&(old, order, seq));
             self.in_flight.insert((until, order, seq));
             self.note(seq, Transition::VisibilityChanged);
+            self.mark_attempt(from, attempt);
         }
     }
 

@@ -5,6 +5,7 @@ use crate::api::*;
 
 impl Unit for CreateQueueRequest {
     type Response = QueueUrlResult;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
     const BY_QUEUE_URL: bool = false;
 

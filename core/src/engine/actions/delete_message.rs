@@ -17,6 +17,7 @@ impl Unit for DeleteMessageRequest {
 
 impl Unit for DeleteMessageBatchRequest {
     type Response = BatchResult;
+    const GRANT: Grant = Grant::With(Action::DeleteMessage);
 
     fn queue_url(&self) -> Option<&str> {
         self.queue_url.as_deref()

@@ -5,6 +5,7 @@ use crate::api::*;
 
 impl Unit for DeleteQueueRequest {
     type Response = Empty;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
     fn queue_url(&self) -> Option<&str> {

@@ -5,6 +5,7 @@ use crate::api::*;
 
 impl Unit for ListQueuesRequest {
     type Response = ListQueuesResult;
+    const GRANT: Grant = Grant::OwnerOnly;
     const READ_ONLY: bool = true;
     const BY_QUEUE_URL: bool = false;
 

@@ -53,6 +53,17 @@ mod visibility;
 /// key, and the action to check on it.
 pub type NamedQueue = (String, QueueKey, Action);
 
+/// How a queue's policy can grant an action to another account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// AddPermission can name it.
+    Grantable,
+    /// Only the queue's owner may call it; AddPermission refuses it.
+    OwnerOnly,
+    /// Granted with another action (a batch, with its one-message action).
+    With(Action),
+}
+
 /// One action's behaviour and facts. The defaults fit the common case: an
 /// action that changes messages of the one queue its `QueueUrl` names.
 pub trait Unit: Sized {
@@ -66,6 +77,8 @@ pub trait Unit: Sized {
     /// Names its queue by `QueueUrl`, which query clients may instead give
     /// as the request path.
     const BY_QUEUE_URL: bool = true;
+    /// How a policy can grant it to other accounts.
+    const GRANT: Grant = Grant::Grantable;
 
     /// The `QueueUrl` it names, for `BY_QUEUE_URL` actions.
     fn queue_url(&self) -> Option<&str> {
@@ -142,6 +155,11 @@ macro_rules! units {
             /// Whether the action names its queue by `QueueUrl`.
             pub fn by_queue_url(self) -> bool {
                 match self { $(Action::$name => <$req as Unit>::BY_QUEUE_URL,)* }
+            }
+
+            /// How a policy can grant the action to other accounts.
+            pub fn grant(self) -> Grant {
+                match self { $(Action::$name => <$req as Unit>::GRANT,)* }
             }
         }
     };

@@ -5,6 +5,7 @@ use crate::api::*;
 
 impl Unit for AddPermissionRequest {
     type Response = Empty;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
     fn queue_url(&self) -> Option<&str> {
@@ -18,6 +19,7 @@ impl Unit for AddPermissionRequest {
 
 impl Unit for RemovePermissionRequest {
     type Response = Empty;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
     fn queue_url(&self) -> Option<&str> {
@@ -66,33 +68,12 @@ impl Engine {
                 ),
             ));
         }
-        const PERMITTED: &[&str] = &[
-            "*",
-            "SendMessage",
-            "ReceiveMessage",
-            "DeleteMessage",
-            "ChangeMessageVisibility",
-            "GetQueueAttributes",
-            "GetQueueUrl",
-            "ListDeadLetterSourceQueues",
-            "PurgeQueue",
-            "ListQueueTags",
-            "ListMessageMoveTasks",
-            "StartMessageMoveTask",
-            "CancelMessageMoveTask",
-        ];
-        const OWNER_ONLY: &[&str] = &[
-            "AddPermission",
-            "CreateQueue",
-            "DeleteQueue",
-            "ListQueues",
-            "RemovePermission",
-            "SetQueueAttributes",
-            "TagQueue",
-            "UntagQueue",
-        ];
-        if let Some(bad) = actions.iter().find(|a| !PERMITTED.contains(&a.as_str())) {
-            if OWNER_ONLY.contains(&bad.as_str()) {
+        let grant = |name: &str| Action::from_name(name).map(Action::grant);
+        if let Some(bad) = actions
+            .iter()
+            .find(|a| *a != "*" && grant(a) != Some(Grant::Grantable))
+        {
+            if grant(bad) == Some(Grant::OwnerOnly) {
                 return Err(SqsError::invalid_parameter(
                     "ActionName",
                     format!("SQS:{bad}"),

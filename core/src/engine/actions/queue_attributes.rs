@@ -22,6 +22,7 @@ impl Unit for GetQueueAttributesRequest {
 
 impl Unit for SetQueueAttributesRequest {
     type Response = Empty;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
     fn queue_url(&self) -> Option<&str> {

@@ -204,24 +204,15 @@ impl Engine {
         queue: &Arc<Queue>,
         params: &ReceiveParams,
     ) -> Result<(Vec<Message>, Option<u64>), SqsError> {
-        let redrive = self.dead_letter_target(queue);
-        // A message moved to the dead-letter queue leaves this queue and
-        // arrives in that one as one change (for the journal).
-        let _group = redrive.is_some().then(|| self.shared.events.group());
+        let redrive = self.redrive_for(queue);
         let now = self.now();
         let mut state = queue.lock_at(now);
         let visibility_ms = params
             .visibility_ms
             .unwrap_or(state.settings.visibility_timeout as u64 * 1000);
 
-        let outbox_from = state.store.outbox_len();
+        let attempt: Option<Arc<str>> = params.attempt_id.as_deref().map(Arc::from);
         if let Some(replayed) = replay_attempt(&mut state, queue, params, now, visibility_ms) {
-            if let Some(id) = &params.attempt_id {
-                // The journal keeps the attempt: this is its retry.
-                state
-                    .store
-                    .mark_attempt(outbox_from, &Arc::from(id.as_str()));
-            }
             return Ok((replayed, None));
         }
         if !queue.is_fifo() && state.store.in_flight_count() >= MAX_IN_FLIGHT {
@@ -232,11 +223,12 @@ impl Engine {
         }
         let in_flight_room = MAX_IN_FLIGHT.saturating_sub(state.store.in_flight_count());
         let max = params.max.min(in_flight_room);
-        let received = state.store.receive(
+        let received = state.store.receive_in_attempt(
+            attempt.as_ref(),
             now,
             max,
             visibility_ms,
-            redrive.as_ref().map(|(_, max)| *max),
+            redrive.as_ref().map(|r| r.max_receive_count),
         );
         let messages: Vec<Message> = received
             .seqs
@@ -262,16 +254,12 @@ impl Engine {
                     messages: entries,
                 },
             );
-            // The journal learns the attempt from its Received events.
-            state
-                .store
-                .mark_attempt(outbox_from, &Arc::from(id.as_str()));
         }
         let next_wake = state.store.next_wake();
         drop(state);
         if !received.dead_lettered.is_empty() {
-            if let Some((dlq, _)) = redrive {
-                self.dead_letter(queue, &dlq, received.dead_lettered);
+            if let Some(redrive) = redrive {
+                self.dead_letter(queue, redrive, received.dead_lettered);
             }
         }
         Ok((messages, next_wake))
@@ -304,9 +292,10 @@ fn replay_attempt(
         return None;
     }
     let until = now + visibility_ms;
+    let id: Arc<str> = Arc::from(id.as_str());
     let mut out = Vec::with_capacity(attempt.messages.len());
     for (seq, _) in &attempt.messages {
-        state.store.refresh_flight(*seq, until);
+        state.store.refresh_flight(*seq, until, &id);
         if let Some(m) = state.store.get(*seq) {
             out.push(render(queue, *seq, m, params));
         }

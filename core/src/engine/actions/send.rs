@@ -21,6 +21,7 @@ impl Unit for SendMessageRequest {
 
 impl Unit for SendMessageBatchRequest {
     type Response = SendMessageBatchResult;
+    const GRANT: Grant = Grant::With(Action::SendMessage);
 
     fn queue_url(&self) -> Option<&str> {
         self.queue_url.as_deref()

@@ -5,6 +5,7 @@ use crate::api::*;
 
 impl Unit for TagQueueRequest {
     type Response = Empty;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
     fn queue_url(&self) -> Option<&str> {
@@ -18,6 +19,7 @@ impl Unit for TagQueueRequest {
 
 impl Unit for UntagQueueRequest {
     type Response = Empty;
+    const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
     fn queue_url(&self) -> Option<&str> {

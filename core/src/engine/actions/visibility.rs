@@ -17,6 +17,7 @@ impl Unit for ChangeMessageVisibilityRequest {
 
 impl Unit for ChangeMessageVisibilityBatchRequest {
     type Response = BatchResult;
+    const GRANT: Grant = Grant::With(Action::ChangeMessageVisibility);
 
     fn queue_url(&self) -> Option<&str> {
         self.queue_url.as_deref()
