@@ -7,7 +7,9 @@
 //!   emitted once on the event bus, which history, metrics, wake-ups, the
 //!   journal and the live stream subscribe to;
 //! - [`error`]: SQS's errors, their codes and AWS's wording;
-//! - [`clock`]: the injected time the engine reads, real or controlled.
+//! - [`clock`]: the injected time the engine reads, real or controlled;
+//! - [`filter_policy`]: SNS subscription filter policies, validated and
+//!   compiled once, matched against message attributes or a JSON body.
 //!
 //! The server crate (`retsu`) wraps this one: protocols, admin API, auth,
 //! faults and persistence all live there, and this crate cannot import
@@ -17,3 +19,4 @@ pub mod api;
 pub mod clock;
 pub mod engine;
 pub mod error;
+pub mod filter_policy;
