@@ -197,7 +197,7 @@ fn decode_query(
     };
     let action = Action::from_name(name).ok_or_else(invalid)?;
     let queue_path = query::queue_path(&req.path);
-    // Account-level actions are not valid on a queue's endpoint [R];
+    // Account-level actions are not valid on a queue's endpoint;
     // GetQueueUrl is, and answers for the queue it names (FIDELITY.md, "Query protocol").
     if queue_path.is_some() && matches!(action, Action::ListQueues | Action::CreateQueue) {
         return Err(invalid());
