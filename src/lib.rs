@@ -12,9 +12,10 @@
 //! /_retsu/ui/  ─► console     the web console's embedded files
 //! ```
 //!
-//! Subscribers of the engine's event bus: `history` (a message's life and
-//! the recent events), `metrics`, `event_stream` (the live stream's
-//! readers), `journal/` (persistence to a data directory's SQLite).
+//! Subscribers of the engine's event bus, all attached in `observers`:
+//! `history` (a message's life and the recent events), `metrics`,
+//! `event_stream` (the live stream's readers), `journal/` (persistence to
+//! a data directory's SQLite).
 //! Around them: `config` and `cli` (flags, environment and the TOML file),
 //! `admin_cli` (the `retsu peek|history|events|clock|faults|reset`
 //! clients), `embed` (an in-process server for Rust test suites).
@@ -33,5 +34,6 @@ pub mod faults;
 pub mod history;
 pub mod journal;
 pub mod metrics;
+pub mod observers;
 pub mod protocol;
 pub mod server;

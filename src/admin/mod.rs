@@ -65,21 +65,11 @@ pub struct Admin {
     pub history: Option<Arc<History>>,
     /// The seeded faults the SQS handler applies.
     pub faults: Arc<crate::faults::Faults>,
-    /// The live event stream's readers; subscribed on first use.
-    pub event_stream: std::sync::OnceLock<Arc<EventStream>>,
+    /// The live event stream's readers.
+    pub event_stream: Arc<EventStream>,
 }
 
 impl Admin {
-    /// The live event stream's fan-out, subscribed to the engine the first
-    /// time a reader comes.
-    pub fn event_stream(&self) -> &EventStream {
-        self.event_stream.get_or_init(|| {
-            let stream = Arc::new(EventStream::default());
-            self.engine.subscribe(stream.clone());
-            stream
-        })
-    }
-
     /// The context queue URLs are built in: `--base-url`, else the listen
     /// address; the server's default region and account.
     pub fn context(&self) -> RequestContext {

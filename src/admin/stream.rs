@@ -50,7 +50,7 @@ pub fn open(admin: &Arc<Admin>, request: &AdminRequest) -> Response {
     let since = filter.since;
     // Follow first, then read the backlog: an event published in between
     // is in both, and the follower skips what the replay already sent.
-    let follower = admin.event_stream().follow(EventQuery {
+    let follower = admin.event_stream.follow(EventQuery {
         queue: filter.queue.clone(),
         kinds: filter.kinds.clone(),
         since: 0,

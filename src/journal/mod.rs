@@ -226,7 +226,7 @@ impl Journal {
             dir: dir.to_path_buf(),
             restored,
         });
-        engine.subscribe(Arc::new(Feed(journal.inner.clone())));
+        crate::observers::attach_journal(&engine, Arc::new(Feed(journal.inner.clone())));
         engine.set_durability(journal.clone());
         Ok((engine, journal))
     }

@@ -37,7 +37,6 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::{ErrorCode, SqsError};
-use crate::history::{History, HistoryLimits};
 use crate::metrics::Metrics;
 use crate::protocol::{self, HttpRequest, HttpResponse, Settings};
 
@@ -111,8 +110,8 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let local_addr = listener.local_addr()?;
     let background = tokio::spawn(engine.clone().run_background());
-    let metrics = Arc::new(Metrics::new());
-    engine.subscribe(metrics.clone());
+    let observers = crate::observers::attach(&engine, &config);
+    let metrics = observers.metrics.clone();
 
     let faults = Arc::new(crate::faults::Faults::default());
     let state = Arc::new(AppState {
@@ -148,23 +147,16 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {
-        // History subscribes to the engine's events only when it can be read.
-        let history = (config.history_events > 0).then(|| {
-            let history = Arc::new(History::new(HistoryLimits {
-                max_events: config.history_events,
-                max_finished: config.history_finished,
-            }));
-            engine.subscribe(history.clone());
-            history
-        });
         app = app.merge(crate::admin::router(Arc::new(crate::admin::Admin {
             engine: engine.clone(),
             token: config.admin_token.clone().filter(|t| !t.is_empty()),
             started: Instant::now(),
             settings,
-            history,
+            history: observers.history,
             faults,
-            event_stream: Default::default(),
+            event_stream: observers
+                .event_stream
+                .expect("attached whenever the admin API is served"),
         })));
     }
 
