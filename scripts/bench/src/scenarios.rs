@@ -43,17 +43,18 @@ impl Sizes {
     pub fn full(scale: f64) -> Sizes {
         let s = |n: u64| ((n as f64 * scale).round() as u64).max(100) / 10 * 10;
         Sizes {
-            send: vec![(1, s(10_000)), (16, s(40_000))],
+            send: vec![(1, s(10_000)), (16, s(40_000)), (64, s(40_000))],
             send_batch: vec![(1, s(50_000)), (16, s(200_000))],
             drain: vec![(1, s(50_000)), (16, s(100_000))],
             pipeline: s(40_000),
-            wake_iterations: 200,
+            // At least 300 wakes, so the p99 is not the maximum.
+            wake_iterations: 400,
             fifo_groups: 100,
             fifo_per_group: s(200) / 10 * 10,
             backlog_depths: vec![1_000, 100_000, 1_000_000],
             backlog_measured: s(60_000),
             backlog_consumers: 4,
-            memory_messages: 1_000_000,
+            memory_messages: 200_000,
             startup_runs: 10,
         }
     }
