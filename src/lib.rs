@@ -18,7 +18,9 @@
 //! a data directory's SQLite).
 //! Around them: `config` and `cli` (flags, environment and the TOML file),
 //! `admin_cli` (the `retsu peek|history|events|clock|faults|reset`
-//! clients), `embed` (an in-process server for Rust test suites).
+//! clients), `embed` (an in-process server for Rust test suites),
+//! `notification_signing` (SNS's message signatures: key, certificate,
+//! string to sign).
 
 pub use retsu_core::{api, clock, engine, error};
 
@@ -34,6 +36,7 @@ pub mod faults;
 pub mod history;
 pub mod journal;
 pub mod metrics;
+pub mod notification_signing;
 pub mod observers;
 pub mod protocol;
 pub mod server;

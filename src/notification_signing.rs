@@ -1,0 +1,448 @@
+//! Signing of SNS messages (spec §6.7): the server's signing identity (an
+//! RSA-2048 key and the self-signed X.509 certificate that `SigningCertURL`
+//! points at), the canonical string to sign of each envelope kind, and the
+//! base64 PKCS#1 v1.5 signature of it for `SignatureVersion` 1 (SHA-1) or 2
+//! (SHA-256).
+//!
+//! Everything here is pure Rust (RustCrypto's `rsa` and `x509-cert`), so the
+//! static musl build needs neither OpenSSL nor a C compiler.
+//!
+//! With a data directory the identity lives in one file,
+//! `sns-signing-key.pem`: the PKCS#8 `PRIVATE KEY` block, then the
+//! `CERTIFICATE` block. The certificate is kept and not remade on each start
+//! because its serial and validity differ each time it is made, and so would
+//! its file name, the one in the `SigningCertURL` of messages stored before a
+//! restart.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::path::Path;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use rsa::pkcs1v15::SigningKey;
+use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use rsa::rand_core::UnwrapErr;
+use rsa::sha2::{Digest, Sha256};
+use rsa::signature::{SignatureEncoding, Signer};
+use rsa::PrivateKey;
+use sha1::Sha1;
+use x509_cert::builder::profile::BuilderProfile;
+use x509_cert::builder::{Builder, CertificateBuilder};
+use x509_cert::certificate::TbsCertificate;
+use x509_cert::der::asn1::Ia5String;
+use x509_cert::der::pem::LineEnding;
+use x509_cert::der::{DateTime, DecodePem, Encode, EncodePem};
+use x509_cert::ext::pkix::name::GeneralName;
+use x509_cert::ext::pkix::{
+    BasicConstraints, KeyUsage, KeyUsages, SubjectAltName, SubjectKeyIdentifier,
+};
+use x509_cert::ext::{Extension, ToExtension};
+use x509_cert::name::Name;
+use x509_cert::serial_number::SerialNumber;
+use x509_cert::spki::{SubjectPublicKeyInfoOwned, SubjectPublicKeyInfoRef};
+use x509_cert::time::Validity;
+use x509_cert::Certificate;
+
+/// The file of a data directory that holds the identity.
+pub const KEY_FILE_NAME: &str = "sns-signing-key.pem";
+
+/// AWS's signing certificates name this host; SDK validators look for it.
+const CERTIFICATE_HOST: &str = "sns.amazonaws.com";
+const KEY_BITS: usize = 2048;
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+/// Backdated a day so that a verifier whose clock is behind ours still
+/// accepts the certificate.
+const BACKDATE: Duration = DAY;
+const LIFETIME_YEARS: u16 = 10;
+
+/// The `SignatureVersion` of a topic: which hash goes under the RSA signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SignatureVersion {
+    /// "1", SHA1withRSA: AWS's default.
+    #[default]
+    V1,
+    /// "2", SHA256withRSA.
+    V2,
+}
+
+impl SignatureVersion {
+    /// The topic attribute's value, `"1"` or `"2"`; anything else is `None`.
+    pub fn from_attribute(value: &str) -> Option<SignatureVersion> {
+        match value {
+            "1" => Some(SignatureVersion::V1),
+            "2" => Some(SignatureVersion::V2),
+            _ => None,
+        }
+    }
+
+    /// The envelope's `SignatureVersion` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignatureVersion::V1 => "1",
+            SignatureVersion::V2 => "2",
+        }
+    }
+}
+
+/// The `Type` of a signed envelope, which decides the fields signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EnvelopeKind {
+    Notification,
+    SubscriptionConfirmation,
+    UnsubscribeConfirmation,
+}
+
+impl EnvelopeKind {
+    /// The kind of an envelope's `Type` value; an unknown type is `None`.
+    pub fn from_type(value: &str) -> Option<EnvelopeKind> {
+        match value {
+            "Notification" => Some(EnvelopeKind::Notification),
+            "SubscriptionConfirmation" => Some(EnvelopeKind::SubscriptionConfirmation),
+            "UnsubscribeConfirmation" => Some(EnvelopeKind::UnsubscribeConfirmation),
+            _ => None,
+        }
+    }
+
+    /// The envelope's `Type` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EnvelopeKind::Notification => "Notification",
+            EnvelopeKind::SubscriptionConfirmation => "SubscriptionConfirmation",
+            EnvelopeKind::UnsubscribeConfirmation => "UnsubscribeConfirmation",
+        }
+    }
+
+    /// The signed fields in AWS's order (byte-sorted names). Each is signed
+    /// only when present: in practice only a Notification's `Subject` may be
+    /// absent.
+    pub fn signed_fields(self) -> &'static [&'static str] {
+        match self {
+            EnvelopeKind::Notification => &[
+                "Message",
+                "MessageId",
+                "Subject",
+                "Timestamp",
+                "TopicArn",
+                "Type",
+            ],
+            EnvelopeKind::SubscriptionConfirmation | EnvelopeKind::UnsubscribeConfirmation => &[
+                "Message",
+                "MessageId",
+                "SubscribeURL",
+                "Timestamp",
+                "Token",
+                "TopicArn",
+                "Type",
+            ],
+        }
+    }
+}
+
+/// The canonical string: for each field of `kind` that `field` returns, in
+/// AWS's order, `Name\nValue\n`. Values are the decoded strings (a newline
+/// in a message is a newline here, not `\n`).
+pub fn string_to_sign<'v>(kind: EnvelopeKind, field: &dyn Fn(&str) -> Option<&'v str>) -> String {
+    let mut out = String::new();
+    for name in kind.signed_fields() {
+        if let Some(value) = field(name) {
+            out.push_str(name);
+            out.push('\n');
+            out.push_str(value);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The server's SNS signing identity: an RSA key and a self-signed X.509
+/// certificate of its public key.
+#[derive(Clone)]
+pub struct SigningIdentity {
+    // One signer per hash: SigningKey fixes its digest in the type.
+    sha1: SigningKey<Sha1>,
+    sha256: SigningKey<Sha256>,
+    certificate_pem: String,
+    certificate_file_name: String,
+}
+
+impl fmt::Debug for SigningIdentity {
+    // Names the certificate, never the key.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningIdentity")
+            .field("certificate_file_name", &self.certificate_file_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningIdentity {
+    /// A fresh RSA-2048 key and certificate, for a server without a data
+    /// directory.
+    ///
+    /// # Panics
+    /// If the operating system's random number generator fails.
+    pub fn generate() -> SigningIdentity {
+        let key = generate_key().expect("generating the SNS signing key");
+        let certificate = make_certificate(&key).expect("making the SNS signing certificate");
+        SigningIdentity::new(key, &certificate).expect("encoding the SNS signing certificate")
+    }
+
+    /// The identity of a data directory: loaded from `dir/sns-signing-key.pem`,
+    /// or made and written there (mode 0600, through a temporary file renamed
+    /// into place, so a crash never leaves half a key). A file holding only
+    /// the key (say, one a user supplied) gets a certificate added; so does one
+    /// whose certificate has expired or is of another key.
+    pub fn load_or_create(dir: &Path) -> io::Result<SigningIdentity> {
+        let path = dir.join(KEY_FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let Some(text) = text else {
+            let key = generate_key().map_err(io::Error::other)?;
+            let certificate = make_certificate(&key).map_err(io::Error::other)?;
+            write_identity(&path, &key, &certificate)?;
+            return SigningIdentity::new(key, &certificate);
+        };
+
+        let invalid = |what: &str, e: &dyn fmt::Display| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {what}: {e}", path.display()),
+            )
+        };
+        let key_pem = pem_block(&text, "PRIVATE KEY").ok_or_else(|| {
+            invalid(
+                "no PKCS#8 key",
+                &"expected a -----BEGIN PRIVATE KEY----- block",
+            )
+        })?;
+        let key = PrivateKey::from_pkcs8_pem(key_pem).map_err(|e| invalid("the key", &e))?;
+        let stored = match pem_block(&text, "CERTIFICATE") {
+            Some(pem) => {
+                Some(Certificate::from_pem(pem).map_err(|e| invalid("the certificate", &e))?)
+            }
+            None => None,
+        };
+        let usable = match &stored {
+            Some(certificate) => certificate_fits(certificate, &key).map_err(io::Error::other)?,
+            None => false,
+        };
+        let certificate = match stored {
+            Some(certificate) if usable => certificate,
+            _ => {
+                let certificate = make_certificate(&key).map_err(io::Error::other)?;
+                write_identity(&path, &key, &certificate)?;
+                certificate
+            }
+        };
+        SigningIdentity::new(key, &certificate)
+    }
+
+    fn new(key: PrivateKey, certificate: &Certificate) -> io::Result<SigningIdentity> {
+        let der = certificate.to_der().map_err(io::Error::other)?;
+        let certificate_pem = certificate
+            .to_pem(LineEnding::LF)
+            .map_err(io::Error::other)?;
+        let digest = Sha256::digest(&der);
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        Ok(SigningIdentity {
+            sha1: SigningKey::new(key.clone()),
+            sha256: SigningKey::new(key),
+            certificate_pem,
+            certificate_file_name: format!("SimpleNotificationService-{hex}.pem"),
+        })
+    }
+
+    /// The certificate, PEM `CERTIFICATE`, as served at `SigningCertURL`.
+    pub fn certificate_pem(&self) -> &str {
+        &self.certificate_pem
+    }
+
+    /// The name under which to serve the certificate, as AWS names its own:
+    /// `SimpleNotificationService-<32 hex>.pem`, the hex the first 16 bytes
+    /// of the SHA-256 of the certificate's DER, so it changes with the
+    /// certificate and a cached copy is never stale.
+    pub fn certificate_file_name(&self) -> &str {
+        &self.certificate_file_name
+    }
+
+    /// The envelope's `Signature`: the standard base64 of the PKCS#1 v1.5
+    /// signature of `string_to_sign` with the hash of `version`.
+    pub fn sign(&self, version: SignatureVersion, string_to_sign: &str) -> String {
+        let message = string_to_sign.as_bytes();
+        let signature = match version {
+            SignatureVersion::V1 => self.sha1.sign(message).to_bytes(),
+            SignatureVersion::V2 => self.sha256.sign(message).to_bytes(),
+        };
+        base64::engine::general_purpose::STANDARD.encode(signature)
+    }
+}
+
+fn generate_key() -> rsa::Result<PrivateKey> {
+    PrivateKey::new(&mut getrandom::SysRng, KEY_BITS)
+}
+
+/// A self-signed end-entity certificate (not a CA: it signs messages, never
+/// other certificates), signed sha256WithRSAEncryption, with a random serial.
+fn make_certificate(key: &PrivateKey) -> x509_cert::builder::Result<Certificate> {
+    let not_before = DateTime::from_system_time(SystemTime::now() - BACKDATE)?;
+    let validity = Validity::new(not_before.into(), years_later(not_before)?.into());
+    let serial = SerialNumber::generate(&mut UnwrapErr(getrandom::SysRng));
+    let public_key = SubjectPublicKeyInfoOwned::from_key(key.as_public_key())?;
+    let subject = Name::from_str(&format!("CN={CERTIFICATE_HOST},O=Retsu"))?;
+    let signer = SigningKey::<Sha256>::new(key.clone());
+    CertificateBuilder::new(SelfSigned { subject }, serial, validity, public_key)?
+        .build::<_, rsa::pkcs1v15::Signature>(&signer)
+}
+
+/// The same moment `LIFETIME_YEARS` calendar years on (29 February becomes
+/// the 28th in a common year).
+fn years_later(start: DateTime) -> x509_cert::der::Result<DateTime> {
+    let year = start.year() + LIFETIME_YEARS;
+    let at_day = |day| {
+        DateTime::new(
+            year,
+            start.month(),
+            day,
+            start.hour(),
+            start.minutes(),
+            start.seconds(),
+        )
+    };
+    at_day(start.day()).or_else(|_| at_day(start.day() - 1))
+}
+
+/// Whether a stored certificate still serves `key`: of its public key and
+/// not yet expired (a new one keeps the key, so old signatures still verify).
+fn certificate_fits(
+    certificate: &Certificate,
+    key: &PrivateKey,
+) -> Result<bool, x509_cert::spki::Error> {
+    let tbs = certificate.tbs_certificate();
+    let ours = SubjectPublicKeyInfoOwned::from_key(key.as_public_key())?;
+    let not_after = tbs.validity().not_after.to_system_time();
+    Ok(*tbs.subject_public_key_info() == ours && not_after > SystemTime::now() + DAY)
+}
+
+/// The certificate profile: issuer = subject, and the extensions of a
+/// signing-only end entity.
+struct SelfSigned {
+    subject: Name,
+}
+
+impl BuilderProfile for SelfSigned {
+    fn get_issuer(&self, subject: &Name) -> Name {
+        subject.clone()
+    }
+
+    fn get_subject(&self) -> Name {
+        self.subject.clone()
+    }
+
+    fn build_extensions(
+        &self,
+        spk: SubjectPublicKeyInfoRef<'_>,
+        _issuer_spk: SubjectPublicKeyInfoRef<'_>,
+        tbs: &TbsCertificate,
+    ) -> x509_cert::builder::Result<Vec<Extension>> {
+        let subject = tbs.subject();
+        let mut extensions = Vec::new();
+        let basic = BasicConstraints {
+            ca: false,
+            path_len_constraint: None,
+        };
+        extensions.push(basic.to_extension(subject, &extensions)?);
+        let usage = KeyUsage(KeyUsages::DigitalSignature.into());
+        extensions.push(usage.to_extension(subject, &extensions)?);
+        let key_id = SubjectKeyIdentifier::try_from(spk)?;
+        extensions.push(key_id.to_extension(subject, &extensions)?);
+        // Validators that match the certificate to a host look here, not at the CN.
+        let host = GeneralName::DnsName(Ia5String::new(CERTIFICATE_HOST)?);
+        extensions.push(SubjectAltName(vec![host]).to_extension(subject, &extensions)?);
+        Ok(extensions)
+    }
+}
+
+/// The text of the first `label` PEM block of `text`, BEGIN to END line.
+fn pem_block<'t>(text: &'t str, label: &str) -> Option<&'t str> {
+    let begin = format!("-----BEGIN {label}-----");
+    let end = format!("-----END {label}-----");
+    let start = text.find(&begin)?;
+    let stop = start + text[start..].find(&end)? + end.len();
+    Some(&text[start..stop])
+}
+
+/// Writes key and certificate to `path` atomically: a temporary file beside
+/// it, created 0600 so the key is never readable by others, synced, renamed
+/// over `path`, then the directory synced so the rename survives a crash.
+fn write_identity(path: &Path, key: &PrivateKey, certificate: &Certificate) -> io::Result<()> {
+    let key_pem = key.to_pkcs8_pem(LineEnding::LF).map_err(io::Error::other)?;
+    let certificate_pem = certificate
+        .to_pem(LineEnding::LF)
+        .map_err(io::Error::other)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temporary = dir.join(format!(".{KEY_FILE_NAME}.{}.tmp", std::process::id()));
+    // A stale one (a crash, a reused pid) would keep its own mode: start anew.
+    let _ = std::fs::remove_file(&temporary);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = (|| {
+        let mut file = options.open(&temporary)?;
+        file.write_all(key_pem.as_bytes())?;
+        file.write_all(certificate_pem.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written?;
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_block_finds_each_block() {
+        let text = "-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n\
+                    -----BEGIN CERTIFICATE-----\nBB==\n-----END CERTIFICATE-----\n";
+        assert_eq!(
+            pem_block(text, "PRIVATE KEY"),
+            Some("-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----")
+        );
+        assert_eq!(
+            pem_block(text, "CERTIFICATE"),
+            Some("-----BEGIN CERTIFICATE-----\nBB==\n-----END CERTIFICATE-----")
+        );
+        assert_eq!(pem_block(text, "RSA PRIVATE KEY"), None);
+    }
+
+    #[test]
+    fn versions_and_kinds_round_trip() {
+        for v in [SignatureVersion::V1, SignatureVersion::V2] {
+            assert_eq!(SignatureVersion::from_attribute(v.as_str()), Some(v));
+        }
+        assert_eq!(SignatureVersion::from_attribute("3"), None);
+        assert_eq!(SignatureVersion::default(), SignatureVersion::V1);
+        for k in [
+            EnvelopeKind::Notification,
+            EnvelopeKind::SubscriptionConfirmation,
+            EnvelopeKind::UnsubscribeConfirmation,
+        ] {
+            assert_eq!(EnvelopeKind::from_type(k.as_str()), Some(k));
+        }
+        assert_eq!(EnvelopeKind::from_type("notification"), None);
+    }
+}
