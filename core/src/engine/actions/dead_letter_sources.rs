@@ -7,9 +7,7 @@ impl Unit for ListDeadLetterSourceQueuesRequest {
     type Response = ListDeadLetterSourceQueuesResult;
     const READ_ONLY: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(
         self,

@@ -6,9 +6,7 @@ use crate::api::*;
 impl Unit for DeleteMessageRequest {
     type Response = Empty;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.delete_message(ctx, self)
@@ -19,9 +17,7 @@ impl Unit for DeleteMessageBatchRequest {
     type Response = BatchResult;
     const GRANT: Grant = Grant::With(Action::DeleteMessage);
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<BatchResult, SqsError> {
         engine.delete_message_batch(ctx, self)

@@ -8,9 +8,7 @@ impl Unit for DeleteQueueRequest {
     const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.delete_queue(ctx, self)

@@ -107,6 +107,16 @@ pub trait Unit: Sized {
     ) -> impl Future<Output = Result<Self::Response, SqsError>> + Send;
 }
 
+/// `Unit::queue_url` for a request whose `QueueUrl` member names its queue.
+macro_rules! queue_url_field {
+    () => {
+        fn queue_url(&self) -> Option<&str> {
+            self.queue_url.as_deref()
+        }
+    };
+}
+use queue_url_field;
+
 /// A queue named by ARN, with the action checked on it.
 fn by_arn(arn: Option<&str>, action: Action) -> Option<NamedQueue> {
     arn.and_then(|a| QueueKey::from_arn(a).map(|k| (a.to_string(), k, action)))

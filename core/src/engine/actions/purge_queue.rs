@@ -7,9 +7,7 @@ impl Unit for PurgeQueueRequest {
     type Response = Empty;
     const CHANGES_QUEUES: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.purge_queue(ctx, self)

@@ -7,9 +7,7 @@ impl Unit for GetQueueAttributesRequest {
     type Response = GetQueueAttributesResult;
     const READ_ONLY: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(
         self,
@@ -25,9 +23,7 @@ impl Unit for SetQueueAttributesRequest {
     const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.set_queue_attributes(ctx, self)

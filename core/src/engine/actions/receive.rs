@@ -6,9 +6,7 @@ use crate::api::*;
 impl Unit for ReceiveMessageRequest {
     type Response = ReceiveMessageResult;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(
         self,

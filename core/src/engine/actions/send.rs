@@ -6,9 +6,7 @@ use crate::api::*;
 impl Unit for SendMessageRequest {
     type Response = SendMessageResult;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(
         self,
@@ -23,9 +21,7 @@ impl Unit for SendMessageBatchRequest {
     type Response = SendMessageBatchResult;
     const GRANT: Grant = Grant::With(Action::SendMessage);
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(
         self,

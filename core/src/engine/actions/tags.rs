@@ -8,9 +8,7 @@ impl Unit for TagQueueRequest {
     const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.tag_queue(ctx, self)
@@ -22,9 +20,7 @@ impl Unit for UntagQueueRequest {
     const GRANT: Grant = Grant::OwnerOnly;
     const CHANGES_QUEUES: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.untag_queue(ctx, self)
@@ -35,9 +31,7 @@ impl Unit for ListQueueTagsRequest {
     type Response = ListQueueTagsResult;
     const READ_ONLY: bool = true;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(
         self,

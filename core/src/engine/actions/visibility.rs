@@ -6,9 +6,7 @@ use crate::api::*;
 impl Unit for ChangeMessageVisibilityRequest {
     type Response = Empty;
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<Empty, SqsError> {
         engine.change_message_visibility(ctx, self)
@@ -19,9 +17,7 @@ impl Unit for ChangeMessageVisibilityBatchRequest {
     type Response = BatchResult;
     const GRANT: Grant = Grant::With(Action::ChangeMessageVisibility);
 
-    fn queue_url(&self) -> Option<&str> {
-        self.queue_url.as_deref()
-    }
+    queue_url_field!();
 
     async fn run(self, engine: &Engine, ctx: &RequestContext) -> Result<BatchResult, SqsError> {
         engine.change_message_visibility_batch(ctx, self)
