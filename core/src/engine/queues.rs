@@ -74,33 +74,6 @@ impl Engine {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queue_names() {
-        assert!(valid_queue_name("jobs-1_x", false));
-        assert!(!valid_queue_name("jobs.fifo", false));
-        assert!(valid_queue_name("jobs.fifo", true));
-        assert!(!valid_queue_name(".fifo", true));
-        assert!(!valid_queue_name(&"a".repeat(81), false));
-        assert!(valid_queue_name(&"a".repeat(80), false));
-        assert!(!valid_queue_name(&format!("{}.fifo", "a".repeat(76)), true));
-    }
-
-    #[test]
-    fn pagination() {
-        let names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
-        let (page, next) = paginate(names.clone(), Some(2), None).unwrap();
-        assert_eq!(page, vec!["a", "b"]);
-        let (page, next) = paginate(names.clone(), Some(2), next.as_deref()).unwrap();
-        assert_eq!((page, next), (vec!["c".to_string()], None));
-        let (page, next) = paginate(names, None, None).unwrap();
-        assert_eq!((page.len(), next), (3, None));
-    }
-}
-
 /// Encodes a pagination token (opaque to clients: the last name returned).
 pub(super) fn page_token(last: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(last)
@@ -112,4 +85,20 @@ pub(super) fn parse_page_token(token: &str) -> Result<String, SqsError> {
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .ok_or_else(|| SqsError::invalid_value("Invalid NextToken value."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pagination() {
+        let names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
+        let (page, next) = paginate(names.clone(), Some(2), None).unwrap();
+        assert_eq!(page, vec!["a", "b"]);
+        let (page, next) = paginate(names.clone(), Some(2), next.as_deref()).unwrap();
+        assert_eq!((page, next), (vec!["c".to_string()], None));
+        let (page, next) = paginate(names, None, None).unwrap();
+        assert_eq!((page.len(), next), (3, None));
+    }
 }

@@ -135,3 +135,19 @@ fn valid_queue_name(name: &str, fifo: bool) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_names() {
+        assert!(valid_queue_name("jobs-1_x", false));
+        assert!(!valid_queue_name("jobs.fifo", false));
+        assert!(valid_queue_name("jobs.fifo", true));
+        assert!(!valid_queue_name(".fifo", true));
+        assert!(!valid_queue_name(&"a".repeat(81), false));
+        assert!(valid_queue_name(&"a".repeat(80), false));
+        assert!(!valid_queue_name(&format!("{}.fifo", "a".repeat(76)), true));
+    }
+}
