@@ -20,3 +20,4 @@ pub mod clock;
 pub mod engine;
 pub mod error;
 pub mod filter_policy;
+pub mod sns;
