@@ -15,6 +15,7 @@ pub mod context;
 pub mod json;
 mod json_send;
 pub mod query;
+pub mod sns;
 pub mod xml;
 
 use axum::http::{HeaderMap, HeaderName};

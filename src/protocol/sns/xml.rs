@@ -1,0 +1,261 @@
+//! SNS responses and errors as XML (spec §1.2, §1.3).
+//!
+//! One encoder walks a result's JSON rendering ([`SnsResponse::to_json`])
+//! with a per-action table of members ([`result_shape`]), as the SQS
+//! encoder does. The table is needed for what JSON does not say: the member
+//! order of the model (JSON objects come out sorted), and that SNS wraps
+//! lists in `<member>` and maps in `<entry><key/><value/></entry>` under the
+//! member's own element. Text goes through the SQS encoder's escaping,
+//! which is AWS's (`"` as `&quot;`, CR as `&#xD;`).
+
+use serde_json::Value;
+
+use retsu_core::sns::api::{SnsAction, SnsResponse};
+use retsu_core::sns::error::SnsError;
+
+use crate::protocol::xml::escape_text;
+
+pub const CONTENT_TYPE: &str = "text/xml";
+pub const NAMESPACE: &str = "http://sns.amazonaws.com/doc/2010-03-31/";
+
+/// One member of a result shape; the element is named as the JSON key.
+struct Field {
+    name: &'static str,
+    kind: Kind,
+}
+
+enum Kind {
+    /// `<Name>text</Name>`.
+    Text,
+    /// `<Name><entry><key>k</key><value>v</value></entry>…</Name>`.
+    Map,
+    /// `<Name><member>fields</member>…</Name>`.
+    StructList(&'static [Field]),
+}
+
+const fn text(name: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Text,
+    }
+}
+
+const fn struct_list(name: &'static str, fields: &'static [Field]) -> Field {
+    Field {
+        name,
+        kind: Kind::StructList(fields),
+    }
+}
+
+const TOPIC_ARN: &[Field] = &[text("TopicArn")];
+
+const SUBSCRIPTION_ARN: &[Field] = &[text("SubscriptionArn")];
+
+const ATTRIBUTES: &[Field] = &[Field {
+    name: "Attributes",
+    kind: Kind::Map,
+}];
+
+const LIST_TOPICS: &[Field] = &[
+    struct_list("Topics", &[text("TopicArn")]),
+    text("NextToken"),
+];
+
+const LIST_SUBSCRIPTIONS: &[Field] = &[
+    struct_list(
+        "Subscriptions",
+        &[
+            text("SubscriptionArn"),
+            text("Owner"),
+            text("Protocol"),
+            text("Endpoint"),
+            text("TopicArn"),
+        ],
+    ),
+    text("NextToken"),
+];
+
+const LIST_TAGS: &[Field] = &[struct_list("Tags", &[text("Key"), text("Value")])];
+
+const PUBLISH: &[Field] = &[text("MessageId"), text("SequenceNumber")];
+
+const PUBLISH_BATCH: &[Field] = &[
+    struct_list(
+        "Successful",
+        &[text("Id"), text("MessageId"), text("SequenceNumber")],
+    ),
+    struct_list(
+        "Failed",
+        &[
+            text("Id"),
+            text("Code"),
+            text("Message"),
+            text("SenderFault"),
+        ],
+    ),
+];
+
+const DATA_PROTECTION_POLICY: &[Field] = &[text("DataProtectionPolicy")];
+
+/// The members of `<{Op}Result>`, or `None` for actions without output
+/// (their response has no Result element at all).
+fn result_shape(action: SnsAction) -> Option<&'static [Field]> {
+    use SnsAction::*;
+    Some(match action {
+        CreateTopic => TOPIC_ARN,
+        Subscribe | ConfirmSubscription => SUBSCRIPTION_ARN,
+        GetTopicAttributes | GetSubscriptionAttributes => ATTRIBUTES,
+        ListTopics => LIST_TOPICS,
+        ListSubscriptions | ListSubscriptionsByTopic => LIST_SUBSCRIPTIONS,
+        ListTagsForResource => LIST_TAGS,
+        Publish => PUBLISH,
+        PublishBatch => PUBLISH_BATCH,
+        GetDataProtectionPolicy => DATA_PROTECTION_POLICY,
+        AddPermission
+        | DeleteTopic
+        | PutDataProtectionPolicy
+        | RemovePermission
+        | SetSubscriptionAttributes
+        | SetTopicAttributes
+        | TagResource
+        | Unsubscribe
+        | UntagResource => return None,
+    })
+}
+
+/// `<{Op}Response xmlns=…>[<{Op}Result>…</{Op}Result>]<ResponseMetadata>
+/// <RequestId>…</RequestId></ResponseMetadata></{Op}Response>`.
+pub fn encode_response(response: &SnsResponse, request_id: &str) -> String {
+    let op = response.action().name();
+    let mut out = String::with_capacity(256);
+    out.push('<');
+    out.push_str(op);
+    out.push_str("Response xmlns=\"");
+    out.push_str(NAMESPACE);
+    out.push_str("\">");
+    if let Some(fields) = result_shape(response.action()) {
+        let result = format!("{op}Result");
+        let mut inner = String::new();
+        write_fields(&mut inner, fields, &response.to_json());
+        if inner.is_empty() {
+            empty(&mut out, &result);
+        } else {
+            open(&mut out, &result);
+            out.push_str(&inner);
+            close(&mut out, &result);
+        }
+    }
+    out.push_str("<ResponseMetadata>");
+    element(&mut out, "RequestId", request_id);
+    out.push_str("</ResponseMetadata></");
+    out.push_str(op);
+    out.push_str("Response>");
+    out
+}
+
+/// `<ErrorResponse xmlns=…><Error><Type/><Code/><Message/></Error>
+/// <RequestId/></ErrorResponse>`: the element order every emulator uses
+/// (spec §1.3); the HTTP status is the error's own.
+pub fn encode_error(error: &SnsError, request_id: &str) -> String {
+    let mut out = String::with_capacity(256);
+    out.push_str("<ErrorResponse xmlns=\"");
+    out.push_str(NAMESPACE);
+    out.push_str("\"><Error>");
+    element(&mut out, "Type", error.fault());
+    element(&mut out, "Code", error.code);
+    element(&mut out, "Message", &error.message);
+    out.push_str("</Error>");
+    element(&mut out, "RequestId", request_id);
+    out.push_str("</ErrorResponse>");
+    out
+}
+
+fn write_fields(out: &mut String, fields: &[Field], value: &Value) {
+    for field in fields {
+        let Some(v) = value.get(field.name) else {
+            continue;
+        };
+        match &field.kind {
+            Kind::Text => {
+                if let Some(t) = scalar(v) {
+                    element(out, field.name, &t);
+                }
+            }
+            Kind::Map => {
+                let entries = v.as_object().into_iter().flatten();
+                wrapped(out, field.name, entries, |out, (k, item)| {
+                    open(out, "entry");
+                    element(out, "key", k);
+                    element(out, "value", &scalar(item).unwrap_or_default());
+                    close(out, "entry");
+                });
+            }
+            Kind::StructList(inner) => {
+                let members = v.as_array().into_iter().flatten();
+                wrapped(out, field.name, members, |out, item| {
+                    open(out, "member");
+                    write_fields(out, inner, item);
+                    close(out, "member");
+                });
+            }
+        }
+    }
+}
+
+/// `<name>items</name>`, or `<name/>` when there are none: an empty list
+/// is still present (PublishBatch's `Failed`, ListTagsForResource's `Tags`).
+fn wrapped<T>(
+    out: &mut String,
+    name: &str,
+    items: impl Iterator<Item = T>,
+    mut write: impl FnMut(&mut String, T),
+) {
+    let mut items = items.peekable();
+    if items.peek().is_none() {
+        return empty(out, name);
+    }
+    open(out, name);
+    for item in items {
+        write(out, item);
+    }
+    close(out, name);
+}
+
+/// Text of a JSON scalar; `None` for null (an absent optional) and containers.
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+fn open(out: &mut String, name: &str) {
+    out.push('<');
+    out.push_str(name);
+    out.push('>');
+}
+
+fn close(out: &mut String, name: &str) {
+    out.push_str("</");
+    out.push_str(name);
+    out.push('>');
+}
+
+fn empty(out: &mut String, name: &str) {
+    out.push('<');
+    out.push_str(name);
+    out.push_str("/>");
+}
+
+fn element(out: &mut String, name: &str, text: &str) {
+    open(out, name);
+    escape_text(out, text);
+    close(out, name);
+}
+
+#[cfg(test)]
+pub(super) fn has_result(action: SnsAction) -> bool {
+    result_shape(action).is_some()
+}
