@@ -45,6 +45,8 @@ use x509_cert::spki::{SubjectPublicKeyInfoOwned, SubjectPublicKeyInfoRef};
 use x509_cert::time::Validity;
 use x509_cert::Certificate;
 
+pub use retsu_core::sns::envelope::{string_to_sign, EnvelopeKind, SignatureVersion};
+
 /// The file of a data directory that holds the identity.
 pub const KEY_FILE_NAME: &str = "sns-signing-key.pem";
 
@@ -56,105 +58,6 @@ const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 /// accepts the certificate.
 const BACKDATE: Duration = DAY;
 const LIFETIME_YEARS: u16 = 10;
-
-/// The `SignatureVersion` of a topic: which hash goes under the RSA signature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SignatureVersion {
-    /// "1", SHA1withRSA: AWS's default.
-    #[default]
-    V1,
-    /// "2", SHA256withRSA.
-    V2,
-}
-
-impl SignatureVersion {
-    /// The topic attribute's value, `"1"` or `"2"`; anything else is `None`.
-    pub fn from_attribute(value: &str) -> Option<SignatureVersion> {
-        match value {
-            "1" => Some(SignatureVersion::V1),
-            "2" => Some(SignatureVersion::V2),
-            _ => None,
-        }
-    }
-
-    /// The envelope's `SignatureVersion` value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SignatureVersion::V1 => "1",
-            SignatureVersion::V2 => "2",
-        }
-    }
-}
-
-/// The `Type` of a signed envelope, which decides the fields signed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EnvelopeKind {
-    Notification,
-    SubscriptionConfirmation,
-    UnsubscribeConfirmation,
-}
-
-impl EnvelopeKind {
-    /// The kind of an envelope's `Type` value; an unknown type is `None`.
-    pub fn from_type(value: &str) -> Option<EnvelopeKind> {
-        match value {
-            "Notification" => Some(EnvelopeKind::Notification),
-            "SubscriptionConfirmation" => Some(EnvelopeKind::SubscriptionConfirmation),
-            "UnsubscribeConfirmation" => Some(EnvelopeKind::UnsubscribeConfirmation),
-            _ => None,
-        }
-    }
-
-    /// The envelope's `Type` value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EnvelopeKind::Notification => "Notification",
-            EnvelopeKind::SubscriptionConfirmation => "SubscriptionConfirmation",
-            EnvelopeKind::UnsubscribeConfirmation => "UnsubscribeConfirmation",
-        }
-    }
-
-    /// The signed fields in AWS's order (byte-sorted names). Each is signed
-    /// only when present: in practice only a Notification's `Subject` may be
-    /// absent.
-    pub fn signed_fields(self) -> &'static [&'static str] {
-        match self {
-            EnvelopeKind::Notification => &[
-                "Message",
-                "MessageId",
-                "Subject",
-                "Timestamp",
-                "TopicArn",
-                "Type",
-            ],
-            EnvelopeKind::SubscriptionConfirmation | EnvelopeKind::UnsubscribeConfirmation => &[
-                "Message",
-                "MessageId",
-                "SubscribeURL",
-                "Timestamp",
-                "Token",
-                "TopicArn",
-                "Type",
-            ],
-        }
-    }
-}
-
-/// The canonical string: for each field of `kind` that `field` returns, in
-/// AWS's order, `Name\nValue\n`. Values are the decoded strings (a newline
-/// in a message is a newline here, not `\n`).
-pub fn string_to_sign<'v>(kind: EnvelopeKind, field: &dyn Fn(&str) -> Option<&'v str>) -> String {
-    let mut out = String::new();
-    for name in kind.signed_fields() {
-        if let Some(value) = field(name) {
-            out.push_str(name);
-            out.push('\n');
-            out.push_str(value);
-            out.push('\n');
-        }
-    }
-    out
-}
 
 /// The server's SNS signing identity: an RSA key and a self-signed X.509
 /// certificate of its public key.
@@ -408,6 +311,56 @@ fn write_identity(path: &Path, key: &PrivateKey, certificate: &Certificate) -> i
     #[cfg(unix)]
     std::fs::File::open(dir)?.sync_all()?;
     Ok(())
+}
+
+impl retsu_core::sns::envelope::Signer for SigningIdentity {
+    fn sign(&self, version: SignatureVersion, string_to_sign: &str) -> String {
+        SigningIdentity::sign(self, version, string_to_sign)
+    }
+
+    fn certificate_file_name(&self) -> &str {
+        SigningIdentity::certificate_file_name(self)
+    }
+}
+
+/// The server's signer: the identity is made (or loaded from the data
+/// directory) on the first signature or certificate asked for, so a
+/// server that never publishes never pays for an RSA key.
+pub struct LazySigner {
+    dir: Option<std::path::PathBuf>,
+    identity: std::sync::OnceLock<SigningIdentity>,
+}
+
+impl LazySigner {
+    pub fn new(dir: Option<std::path::PathBuf>) -> LazySigner {
+        LazySigner {
+            dir,
+            identity: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn identity(&self) -> &SigningIdentity {
+        self.identity.get_or_init(|| match &self.dir {
+            Some(dir) => SigningIdentity::load_or_create(dir).unwrap_or_else(|e| {
+                tracing::warn!(
+                    "cannot keep the SNS signing key in {}: {e}; using one for this run only",
+                    dir.display()
+                );
+                SigningIdentity::generate()
+            }),
+            None => SigningIdentity::generate(),
+        })
+    }
+}
+
+impl retsu_core::sns::envelope::Signer for LazySigner {
+    fn sign(&self, version: SignatureVersion, string_to_sign: &str) -> String {
+        self.identity().sign(version, string_to_sign)
+    }
+
+    fn certificate_file_name(&self) -> &str {
+        self.identity().certificate_file_name()
+    }
 }
 
 #[cfg(test)]

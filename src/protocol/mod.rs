@@ -95,6 +95,20 @@ pub struct Call {
     pub request: Request,
 }
 
+/// A decoded request: SQS's, in either protocol, or SNS's (query only).
+#[derive(Debug, Clone)]
+pub enum Decoded {
+    Sqs(Call),
+    Sns(SnsCall),
+}
+
+/// A decoded SNS request, ready for the SNS service.
+#[derive(Debug, Clone)]
+pub struct SnsCall {
+    pub context: RequestContext,
+    pub request: retsu_core::sns::api::SnsRequest,
+}
+
 /// How a request is to be read: which of the two wire protocols.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireForm {
@@ -133,7 +147,7 @@ pub fn decode(
     req: &HttpRequest,
     settings: &Settings,
     request_id: &str,
-) -> Result<Call, HttpResponse> {
+) -> Result<Decoded, HttpResponse> {
     match wire_form(req) {
         WireForm::Json => {
             let params = query::params(req.query.as_deref(), &HeaderMap::new(), &[]);
@@ -141,13 +155,24 @@ pub fn decode(
             let request = json::action(&req.headers)
                 .and_then(|action| json::decode(action, &req.body))
                 .map_err(|e| encode_error(Protocol::Json, &e, request_id))?;
-            Ok(Call {
+            Ok(Decoded::Sqs(Call {
                 protocol: Protocol::Json,
                 context,
                 request,
-            })
+            }))
         }
         WireForm::Query(params) => {
+            if let Some(action) = sns::route(req, &params) {
+                let context = context::build(settings, &req.headers, &params, true);
+                let request =
+                    sns::decode(action, &params).map_err(|e| sns::encode(&Err(e), request_id))?;
+                return Ok(Decoded::Sns(SnsCall { context, request }));
+            }
+            if sns::signed_service(req, &params) == Some("sns") {
+                // Signed for SNS, naming an action SNS does not have.
+                let name = query::param(&params, "Action").unwrap_or_default();
+                return Err(sns::encode(&Err(sns::invalid_action(name)), request_id));
+            }
             let protocol = if accepts_json(&req.headers) {
                 Protocol::QueryAsJson
             } else {
@@ -156,11 +181,11 @@ pub fn decode(
             let context = context::build(settings, &req.headers, &params, true);
             let request = decode_query(req, &params, &context)
                 .map_err(|e| encode_error(protocol, &e, request_id))?;
-            Ok(Call {
+            Ok(Decoded::Sqs(Call {
                 protocol,
                 context,
                 request,
-            })
+            }))
         }
         WireForm::NoAction => Err(HttpResponse {
             status: 404,
@@ -263,6 +288,15 @@ pub fn encode_error(protocol: Protocol, error: &SqsError, request_id: &str) -> H
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SQS call a request decodes to.
+    fn sqs(decoded: Result<Decoded, HttpResponse>) -> Call {
+        match decoded {
+            Ok(Decoded::Sqs(call)) => call,
+            Ok(Decoded::Sns(call)) => panic!("decoded as SNS: {call:?}"),
+            Err(response) => panic!("refused: {response:?}"),
+        }
+    }
     use crate::api::QueueUrlResult;
 
     fn settings() -> Settings {
@@ -368,19 +402,18 @@ mod tests {
             )));
         }
         // The same on "/" is fine.
-        let call = decode(
+        let call = sqs(decode(
             &request("/", None, &[FORM], "Action=ListQueues"),
             &settings(),
             "rid",
-        )
-        .unwrap();
+        ));
         assert_eq!(call.protocol, Protocol::Query);
         assert!(matches!(call.request, Request::ListQueues(_)));
     }
 
     #[test]
     fn query_queue_url_from_path_and_host() {
-        let call = decode(
+        let call = sqs(decode(
             &request(
                 "/000000000000/jobs",
                 None,
@@ -389,8 +422,7 @@ mod tests {
             ),
             &settings(),
             "rid",
-        )
-        .unwrap();
+        ));
         match call.request {
             Request::SendMessage(r) => assert_eq!(
                 r.queue_url.as_deref(),
@@ -437,7 +469,7 @@ mod tests {
 
     #[test]
     fn json_call_context() {
-        let call = decode(
+        let call = sqs(decode(
             &request(
                 "/",
                 None,
@@ -453,8 +485,7 @@ mod tests {
             ),
             &settings(),
             "rid",
-        )
-        .unwrap();
+        ));
         assert_eq!(call.protocol, Protocol::Json);
         assert_eq!(call.context.region, "eu-central-1");
         assert!(!call.context.query_protocol);
@@ -501,7 +532,7 @@ mod tests {
 
     #[test]
     fn get_queue_url_is_valid_on_a_queue_path() {
-        let call = decode(
+        let call = sqs(decode(
             &request(
                 "/000000000000/q",
                 None,
@@ -510,8 +541,7 @@ mod tests {
             ),
             &settings(),
             "rid",
-        )
-        .unwrap();
+        ));
         match call.request {
             Request::GetQueueUrl(r) => assert_eq!(r.queue_name.as_deref(), Some("other")),
             other => panic!("{other:?}"),
@@ -520,14 +550,13 @@ mod tests {
 
     #[test]
     fn accept_json_renders_query_answers_as_json() {
-        let plain = decode(
+        let plain = sqs(decode(
             &request("/", None, &[FORM], "Action=ListQueues"),
             &settings(),
             "rid",
-        )
-        .unwrap();
+        ));
         assert_eq!(plain.protocol, Protocol::Query);
-        let call = decode(
+        let call = sqs(decode(
             &request(
                 "/",
                 None,
@@ -536,8 +565,7 @@ mod tests {
             ),
             &settings(),
             "rid",
-        )
-        .unwrap();
+        ));
         assert_eq!(call.protocol, Protocol::QueryAsJson);
         let ok: Result<Response, SqsError> =
             Ok(Response::ListQueues(crate::api::ListQueuesResult {

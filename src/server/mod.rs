@@ -69,6 +69,9 @@ struct AppState {
     console: bool,
     /// `--auth`: the keys signatures are checked against.
     auth: Option<crate::auth::Verifier>,
+    /// SNS, on the same engine and port.
+    sns: Arc<retsu_core::sns::Sns>,
+    signer: Arc<crate::notification_signing::LazySigner>,
 }
 
 /// A server accepting connections. Dropping it (and every
@@ -114,7 +117,13 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let metrics = observers.metrics.clone();
 
     let faults = Arc::new(crate::faults::Faults::default());
+    let signer = Arc::new(crate::notification_signing::LazySigner::new(
+        config.data_dir.clone(),
+    ));
+    let sns = retsu_core::sns::Sns::new(engine.clone(), signer.clone());
     let state = Arc::new(AppState {
+        sns,
+        signer,
         engine: engine.clone(),
         faults: faults.clone(),
         settings: Settings {
@@ -134,8 +143,11 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     // GET /metrics for Prometheus; other methods there reach SQS too.
     let scrape = axum::routing::get(scrape_metrics).fallback(handle);
     let settings = state.settings.clone();
+    // SNS's signing certificate, at the URL its envelopes name.
+    let certificate = axum::routing::get(signing_certificate).fallback(handle);
     let mut app = Router::new()
         .route("/health", health)
+        .route("/_retsu/sns/{file}", certificate)
         .route("/metrics", scrape)
         .merge(if config.no_admin {
             Router::new()
@@ -300,8 +312,17 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         Ok(identity) => identity,
         Err(response) => return HttpResponse::into_http(response),
     };
-    let decoded = protocol::decode(&request, &state.settings, &request_id)
-        .and_then(|call| crate::auth::admit(identity.as_ref(), &state.engine, call, &request_id));
+    let decoded = match protocol::decode(&request, &state.settings, &request_id) {
+        Ok(protocol::Decoded::Sns(call)) => {
+            return HttpResponse::into_http(
+                serve_sns(&state, identity.as_ref(), call, &request_id).await,
+            );
+        }
+        Ok(protocol::Decoded::Sqs(call)) => {
+            crate::auth::admit(identity.as_ref(), &state.engine, call, &request_id)
+        }
+        Err(response) => Err(response),
+    };
     let (action, failure, response) = match decoded {
         Ok(call) => {
             let action = call.request.action();
@@ -384,6 +405,49 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for HttpServ
 
 /// Runs the engine, turning a panic into InternalError so the client gets
 /// an answer rather than a dropped connection.
+/// One SNS request: the caller's account and region from its credential
+/// under `--auth` (SNS policies are not enforced), then the SNS service.
+async fn serve_sns(
+    state: &AppState,
+    identity: Option<&crate::auth::Identity>,
+    mut call: protocol::SnsCall,
+    request_id: &str,
+) -> HttpResponse {
+    if let Some(identity) = identity {
+        call.context.account_id = identity.account_id.clone();
+        call.context.region = identity.region.clone();
+    }
+    let action = call.request.action();
+    let fut = state.sns.handle(&call.context, call.request);
+    let result = match CatchUnwind(Box::pin(fut)).await {
+        Ok(result) => result,
+        Err(()) => Err(retsu_core::sns::error::SnsError::internal(
+            "The service failed while handling the request.",
+        )),
+    };
+    if let Err(e) = &result {
+        tracing::debug!(%request_id, action = action.name(), "SNS request failed: {e}");
+    }
+    protocol::sns::encode(&result, request_id)
+}
+
+/// `GET /_retsu/sns/<file>.pem`: the certificate SNS signatures verify with.
+async fn signing_certificate(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let identity = state.signer.identity();
+    if file != identity.certificate_file_name() {
+        return (axum::http::StatusCode::NOT_FOUND, "no such certificate").into_response();
+    }
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/x-pem-file")],
+        identity.certificate_pem().to_string(),
+    )
+        .into_response()
+}
+
 async fn run_engine(engine: &Engine, call: protocol::Call) -> Result<Response, SqsError> {
     let fut = engine.handle(&call.context, call.request);
     match CatchUnwind(Box::pin(fut)).await {

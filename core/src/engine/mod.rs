@@ -55,7 +55,7 @@ use crate::api::{Request, RequestContext, Response};
 use crate::clock::Clock;
 use crate::error::SqsError;
 
-pub use actions::{Grant, NamedQueue, Unit};
+pub use actions::{Grant, NamedQueue, TopicDelivery, Unit};
 pub use checksum::{md5_of_attribute_map, md5_of_body};
 pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,

@@ -92,8 +92,7 @@ macro_rules! actions {
                 match self { $(SnsResponse::$name(_) => SnsAction::$name,)* }
             }
 
-            /// The result as a JSON tree (the XML encoder's input), or
-            /// `None` for actions whose response has no `<OpResult>`.
+            /// The result as a JSON tree (the XML encoder's input).
             pub fn to_json(&self) -> serde_json::Value {
                 match self {
                     $(SnsResponse::$name(r) => serde_json::to_value(r).expect("responses always serialize"),)*

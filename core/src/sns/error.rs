@@ -22,7 +22,11 @@ impl SnsError {
 
     /// `InvalidParameter` with "Invalid parameter: <what>".
     pub fn invalid_parameter(what: impl fmt::Display) -> SnsError {
-        SnsError::new("InvalidParameter", 400, format!("Invalid parameter: {what}"))
+        SnsError::new(
+            "InvalidParameter",
+            400,
+            format!("Invalid parameter: {what}"),
+        )
     }
 
     /// `InvalidParameter` with exactly this text.

@@ -1,6 +1,92 @@
-//! Amazon SNS beside SQS on the same core: topics, subscriptions, and
-//! publishing that delivers into Retsu's own queues through the store's
-//! one transition point.
+//! Amazon SNS beside SQS on the same core: topics, subscriptions, and a
+//! Publish that delivers into Retsu's own queues.
+//!
+//! - [`api`]: the typed requests and responses, from one list of actions;
+//! - [`actions`]: one unit per action or family, as the SQS ones are;
+//! - [`model`]: topics and subscriptions and the ARNs naming them;
+//! - [`envelope`]: the JSON notification and what of it is signed;
+//! - [`error`]: SNS's error codes and wording.
+//!
+//! A delivery to a queue is an SQS send through [`Engine::deliver`], the
+//! store's one transition point: history, metrics, the journal and
+//! waiting long polls see it as they see any send, and a Publish is
+//! answered only once its deliveries are as durable as a SendMessage.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::api::RequestContext;
+use crate::engine::Engine;
+
+pub mod actions;
 pub mod api;
+pub mod envelope;
 pub mod error;
+pub mod model;
+
+use api::{SnsRequest, SnsResponse};
+use envelope::Signer;
+use error::SnsError;
+use model::Topic;
+
+/// The SNS service: its topics, and the engine its queues live in.
+pub struct Sns {
+    engine: Arc<Engine>,
+    signer: Arc<dyn Signer>,
+    state: parking_lot::Mutex<State>,
+}
+
+/// Topics by ARN, and which topic each subscription belongs to.
+#[derive(Default)]
+pub struct State {
+    pub topics: BTreeMap<String, Topic>,
+    pub subscription_topics: HashMap<String, String>,
+}
+
+impl Sns {
+    pub fn new(engine: Arc<Engine>, signer: Arc<dyn Signer>) -> Arc<Sns> {
+        Arc::new(Sns {
+            engine,
+            signer,
+            state: parking_lot::Mutex::new(State::default()),
+        })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn signer(&self) -> &dyn Signer {
+        &*self.signer
+    }
+
+    /// Runs one request; with persistence, answers only once the messages
+    /// it delivered are on disk.
+    pub async fn handle(
+        &self,
+        ctx: &RequestContext,
+        request: SnsRequest,
+    ) -> Result<SnsResponse, SnsError> {
+        if !request.read_only() && self.engine.storage_failing() {
+            return Err(SnsError::internal(
+                "The server cannot write to its data directory; only reads are served until it can. Please retry.",
+            ));
+        }
+        let result = request.run(self, ctx);
+        self.engine
+            .persisted(false)
+            .await
+            .map_err(|e| SnsError::internal(e.message))?;
+        result
+    }
+
+    /// The service's state, under its lock (never held across an await).
+    pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
+    }
+
+    /// A read-only view of every topic, for the admin API and the CLI.
+    pub fn topics(&self) -> Vec<Topic> {
+        self.lock().topics.values().cloned().collect()
+    }
+}

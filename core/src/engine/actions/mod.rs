@@ -46,6 +46,8 @@ mod purge_queue;
 mod queue_attributes;
 mod receive;
 mod send;
+
+pub use send::TopicDelivery;
 mod tags;
 mod visibility;
 

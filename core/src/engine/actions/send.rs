@@ -329,3 +329,50 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
         .insert(prepared.message, now + delay_ms, now, Transition::Sent);
     result
 }
+
+/// A message a topic hands to one of its queues (SNS's fan-out).
+#[derive(Debug, Clone, Default)]
+pub struct TopicDelivery {
+    pub body: String,
+    pub attributes: MessageAttributes,
+    pub group_id: Option<String>,
+    pub dedup_id: Option<String>,
+    /// The publisher's `X-Amzn-Trace-Id`, kept as `AWSTraceHeader`.
+    pub trace_header: Option<String>,
+}
+
+impl Engine {
+    /// Sends a topic's message into the queue `queue_arn` names: the same
+    /// checks and the same `Sent` transition as a SendMessage, so history,
+    /// metrics, the journal and waiting polls see it like any other.
+    pub fn deliver(
+        &self,
+        queue_arn: &str,
+        delivery: TopicDelivery,
+    ) -> Result<SendMessageResult, SqsError> {
+        let queue = self
+            .queue_by_arn(queue_arn)
+            .filter(|q| !q.is_deleted())
+            .ok_or_else(SqsError::queue_does_not_exist)?;
+        let ctx = RequestContext {
+            region: queue.key.region.clone(),
+            account_id: queue.key.account.clone(),
+            base_url: String::new(),
+            trace_header: delivery.trace_header,
+            query_protocol: false,
+        };
+        let (max_size, content_dedup) = queue.send_limits();
+        let input = SendInput {
+            body: Some(delivery.body),
+            delay_seconds: None,
+            attributes: delivery.attributes,
+            system_attributes: MessageAttributes::new(),
+            dedup_id: delivery.dedup_id,
+            group_id: delivery.group_id,
+        };
+        let prepared = prepare(&ctx, &queue, max_size, content_dedup, input, false)?;
+        let now = self.now();
+        let result = enqueue(&mut queue.lock_at(now), prepared, now);
+        Ok(result)
+    }
+}

@@ -1,0 +1,626 @@
+//! Publish and PublishBatch: validation, FIFO deduplication and sequence
+//! numbers, filter policies, and one delivery per subscription.
+//!
+//! A queue subscription's delivery is an SQS send ([`Engine::deliver`]); a
+//! message its queue refuses (gone, or too many raw attributes) goes to
+//! the subscription's RedrivePolicy queue when it has one, else is
+//! dropped, as AWS does with a client-side delivery error.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use super::*;
+use crate::api::MessageAttributeValue as SqsAttribute;
+use crate::clock::format_rfc3339;
+use crate::engine::TopicDelivery;
+use crate::filter_policy::{Attribute, Scope};
+use crate::sns::envelope::{self, EnvelopeKind, Notification, SignatureVersion};
+use crate::sns::model::{Subscription, Topic, DEDUP_WINDOW_MS};
+
+/// Raw delivery to SQS carries at most this many attributes.
+const MAX_RAW_ATTRIBUTES: usize = 10;
+
+/// One message to publish: a Publish, or one entry of a batch.
+struct Entry {
+    message: Option<String>,
+    subject: Option<String>,
+    structure: Option<String>,
+    attributes: BTreeMap<String, MessageAttributeValue>,
+    dedup_id: Option<String>,
+    group_id: Option<String>,
+}
+
+/// An entry once checked: the text per protocol and the ids it goes with.
+struct Checked {
+    message: String,
+    /// `MessageStructure=json`: the per-protocol strings.
+    per_protocol: Option<serde_json::Map<String, serde_json::Value>>,
+    subject: Option<String>,
+    attributes: BTreeMap<String, MessageAttributeValue>,
+    group_id: Option<String>,
+    dedup_id: Option<String>,
+}
+
+impl Checked {
+    /// The message a subscription of `protocol` receives.
+    fn text_for(&self, protocol: &str) -> &str {
+        self.per_protocol
+            .as_ref()
+            .and_then(|m| m.get(protocol))
+            .and_then(|v| v.as_str())
+            .unwrap_or(&self.message)
+    }
+}
+
+fn attribute_name_error(name: &str) -> Option<String> {
+    if name.len() > 256 {
+        return Some("Length of message attribute name must be less than 256 bytes.".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Some(format!(
+            "Invalid non-alphanumeric character '#x{:X}' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.",
+            c as u32
+        ));
+    }
+    if name.starts_with('.') {
+        return Some(
+            "Invalid message attribute name starting with character '.' was found.".into(),
+        );
+    }
+    if name.ends_with('.') {
+        return Some("Invalid message attribute name ending with character '.' was found.".into());
+    }
+    if name.contains("..") {
+        return Some("Message attribute name can not have successive '.' character.".into());
+    }
+    None
+}
+
+/// The attribute checks of Publish, in AWS's order and wording. `path` is
+/// where a missing DataType is reported (`messageAttributes` or the batch
+/// entry's).
+fn check_attributes(
+    attributes: &BTreeMap<String, MessageAttributeValue>,
+    path: &str,
+) -> Result<(), SnsError> {
+    for (name, value) in attributes {
+        if let Some(e) = attribute_name_error(name) {
+            return Err(SnsError::parameter_value_invalid(e));
+        }
+        let Some(data_type) = value.data_type.as_deref() else {
+            return Err(SnsError::validation_error(format!(
+                "1 validation error detected: Value null at '{path}.{name}.member.dataType' failed to satisfy constraint: Member must not be null"
+            )));
+        };
+        let base = ["String", "Number", "Binary"].into_iter().find(|b| {
+            data_type == *b
+                || data_type
+                    .strip_prefix(b)
+                    .and_then(|r| r.strip_prefix('.'))
+                    .is_some_and(|r| !r.is_empty())
+        });
+        let Some(base) = base else {
+            return Err(SnsError::parameter_value_invalid(format!(
+                "The message attribute '{name}' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String."
+            )));
+        };
+        let binary = base == "Binary";
+        if binary && value.string_value.is_some() {
+            return Err(SnsError::parameter_value_invalid(format!(
+                "The message attribute '{name}' with type 'Binary' must use field 'Binary'."
+            )));
+        }
+        if !binary && value.binary_value.is_some() {
+            return Err(SnsError::parameter_value_invalid(format!(
+                "The message attribute '{name}' with type '{base}' must use field 'String'."
+            )));
+        }
+        let text = if binary {
+            value.binary_value.as_deref()
+        } else {
+            value.string_value.as_deref()
+        };
+        if text.is_none_or(str::is_empty) {
+            return Err(SnsError::parameter_value_invalid(format!(
+                "The message attribute '{name}' must contain non-empty message attribute value for message attribute type '{base}'."
+            )));
+        }
+        if base == "Number" && text.is_some_and(|t| t.trim().parse::<f64>().is_err()) {
+            return Err(SnsError::parameter_value_invalid(format!(
+                "Could not cast message attribute '{name}' value to number."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes a message counts against the size limit: the body and every
+/// attribute's name, type and value.
+fn size_of(message: &str, attributes: &BTreeMap<String, MessageAttributeValue>) -> usize {
+    message.len()
+        + attributes
+            .iter()
+            .map(|(n, v)| {
+                n.len()
+                    + v.data_type.as_deref().map_or(0, str::len)
+                    + v.string_value.as_deref().map_or(0, str::len)
+                    + v.binary_value.as_deref().map_or(0, str::len)
+            })
+            .sum::<usize>()
+}
+
+/// Every check of one message before anything is delivered.
+fn check(topic: &Topic, entry: Entry, path: &str) -> Result<Checked, SnsError> {
+    let message = match entry.message {
+        None => return Err(SnsError::missing("Message")),
+        Some(m) if m.is_empty() => return Err(SnsError::invalid_parameter("Empty message")),
+        Some(m) => m,
+    };
+    if let Some(subject) = &entry.subject {
+        if subject.is_empty()
+            || subject.chars().count() >= 100
+            || subject.chars().any(char::is_control)
+        {
+            return Err(SnsError::invalid_parameter("Subject"));
+        }
+    }
+    let per_protocol = match entry.structure.as_deref() {
+        None => None,
+        Some("json") => {
+            let parsed: serde_json::Value = serde_json::from_str(&message).map_err(|_| {
+                SnsError::invalid_parameter("Message Structure - JSON message body failed to parse")
+            })?;
+            let map = match parsed {
+                serde_json::Value::Object(m) if m.get("default").is_some_and(|d| d.is_string()) => {
+                    m
+                }
+                _ => {
+                    return Err(SnsError::invalid_parameter(
+                        "Message Structure - No default entry in JSON message body",
+                    ))
+                }
+            };
+            Some(map)
+        }
+        Some(_) => return Err(SnsError::invalid_parameter("MessageStructure")),
+    };
+    check_attributes(&entry.attributes, path)?;
+    if size_of(&message, &entry.attributes) > topic.max_message_size() {
+        return Err(SnsError::invalid_parameter("Message too long"));
+    }
+    let dedup_id = if topic.fifo {
+        if entry.group_id.is_none() {
+            return Err(SnsError::invalid_parameter(
+                "The MessageGroupId parameter is required for FIFO topics",
+            ));
+        }
+        match entry.dedup_id {
+            Some(d) => Some(d),
+            None if topic.content_dedup() => {
+                Some(content_dedup_id(&message))
+            }
+            None => {
+                return Err(SnsError::invalid_parameter(
+                    "The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+                ))
+            }
+        }
+    } else {
+        if entry.dedup_id.is_some() {
+            return Err(SnsError::invalid_parameter(
+                "MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type",
+            ));
+        }
+        None
+    };
+    let per_protocol_message = per_protocol
+        .as_ref()
+        .and_then(|m| m.get("default"))
+        .and_then(|d| d.as_str())
+        .map(String::from);
+    Ok(Checked {
+        message: per_protocol_message.unwrap_or(message),
+        per_protocol,
+        subject: entry.subject,
+        attributes: entry.attributes,
+        group_id: entry.group_id,
+        dedup_id,
+    })
+}
+
+/// What one published message is once numbered.
+struct Published<'a> {
+    checked: &'a Checked,
+    message_id: String,
+    sequence_number: Option<String>,
+    timestamp: String,
+}
+
+/// Publishes one checked message to every subscription of `topic`. A FIFO
+/// duplicate within the window answers the first publish's ids and
+/// delivers nothing.
+fn publish(
+    sns: &Sns,
+    ctx: &RequestContext,
+    topic: &mut Topic,
+    checked: &Checked,
+) -> (String, Option<String>) {
+    let now = sns.engine().now();
+    if let Some(dedup) = &checked.dedup_id {
+        topic.dedup.retain(|_, (_, _, expires)| *expires > now);
+        let key = if topic.dedup_per_group() {
+            format!("{}\u{0}{dedup}", checked.group_id.as_deref().unwrap_or(""))
+        } else {
+            dedup.clone()
+        };
+        if let Some((id, seq, _)) = topic.dedup.get(&key) {
+            return (id.clone(), Some(seq.clone()));
+        }
+        let message_id = uuid::Uuid::new_v4().to_string();
+        let seq = topic.next_sequence_number();
+        topic.dedup.insert(
+            key,
+            (message_id.clone(), seq.clone(), now + DEDUP_WINDOW_MS),
+        );
+        deliver_all(
+            sns,
+            ctx,
+            topic,
+            &Published {
+                checked,
+                message_id: message_id.clone(),
+                sequence_number: Some(seq.clone()),
+                timestamp: format_rfc3339(now),
+            },
+        );
+        return (message_id, Some(seq));
+    }
+    let message_id = uuid::Uuid::new_v4().to_string();
+    deliver_all(
+        sns,
+        ctx,
+        topic,
+        &Published {
+            checked,
+            message_id: message_id.clone(),
+            sequence_number: None,
+            timestamp: format_rfc3339(now),
+        },
+    );
+    (message_id, None)
+}
+
+fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Published<'_>) {
+    // One signature per distinct message text (they differ only with
+    // MessageStructure=json).
+    let mut signatures: Vec<(String, String)> = Vec::new();
+    for sub in topic.subscriptions.iter().filter(|s| !s.pending) {
+        let text = published.checked.text_for(&sub.protocol);
+        if let Some(filter) = &sub.filter {
+            let verdict = match filter.scope() {
+                Scope::MessageBody => filter.match_body(text),
+                Scope::MessageAttributes => {
+                    let attributes = &published.checked.attributes;
+                    let lookup = |name: &str| {
+                        attributes.get(name).map(|v| Attribute {
+                            data_type: v.data_type.as_deref().unwrap_or(""),
+                            value: v
+                                .string_value
+                                .as_deref()
+                                .or(v.binary_value.as_deref())
+                                .unwrap_or(""),
+                        })
+                    };
+                    filter.match_attributes(&lookup, !attributes.is_empty())
+                }
+            };
+            if verdict.is_err() {
+                continue;
+            }
+        }
+        if sub.protocol != "sqs" {
+            // HTTP endpoints are not delivered to yet.
+            continue;
+        }
+        let body = if sub.raw() {
+            text.to_string()
+        } else {
+            let signature = (!topic.fifo).then(|| {
+                let signed = match signatures.iter().find(|(t, _)| t == text) {
+                    Some((_, s)) => s.clone(),
+                    None => {
+                        let s = sign_notification(sns, topic, published, text);
+                        signatures.push((text.to_string(), s.clone()));
+                        s
+                    }
+                };
+                (
+                    signature_version(topic),
+                    signed,
+                    format!(
+                        "{}/_retsu/sns/{}",
+                        ctx.base_url,
+                        sns.signer().certificate_file_name()
+                    ),
+                )
+            });
+            envelope::notification_json(&Notification {
+                message_id: &published.message_id,
+                sequence_number: published.sequence_number.as_deref(),
+                topic_arn: &topic.arn,
+                subject: published.checked.subject.as_deref(),
+                message: text,
+                timestamp: &published.timestamp,
+                signature: signature
+                    .as_ref()
+                    .map(|(v, s, u)| (*v, s.as_str(), u.as_str())),
+                unsubscribe_url: &format!(
+                    "{}/?Action=Unsubscribe&SubscriptionArn={}",
+                    ctx.base_url, sub.arn
+                ),
+                attributes: &published.checked.attributes,
+            })
+        };
+        deliver_to_queue(sns, ctx, topic, sub, published, body);
+    }
+}
+
+fn signature_version(topic: &Topic) -> SignatureVersion {
+    topic
+        .attribute("SignatureVersion")
+        .and_then(SignatureVersion::from_attribute)
+        .unwrap_or_default()
+}
+
+fn sign_notification(sns: &Sns, topic: &Topic, published: &Published<'_>, text: &str) -> String {
+    let field = |name: &str| -> Option<&str> {
+        match name {
+            "Message" => Some(text),
+            "MessageId" => Some(&published.message_id),
+            "Subject" => published.checked.subject.as_deref(),
+            "Timestamp" => Some(&published.timestamp),
+            "TopicArn" => Some(&topic.arn),
+            "Type" => Some("Notification"),
+            _ => None,
+        }
+    };
+    let canonical = envelope::string_to_sign(EnvelopeKind::Notification, &field);
+    sns.signer().sign(signature_version(topic), &canonical)
+}
+
+/// The SQS attributes a raw delivery carries: the published ones, as sent.
+fn sqs_attributes(
+    attributes: &BTreeMap<String, MessageAttributeValue>,
+) -> crate::api::MessageAttributes {
+    use base64::Engine as _;
+    attributes
+        .iter()
+        .map(|(name, v)| {
+            let binary = v
+                .binary_value
+                .as_deref()
+                .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
+            (
+                name.clone(),
+                SqsAttribute {
+                    data_type: v.data_type.clone(),
+                    string_value: v.string_value.clone(),
+                    binary_value: binary,
+                    ..SqsAttribute::default()
+                },
+            )
+        })
+        .collect()
+}
+
+fn deliver_to_queue(
+    sns: &Sns,
+    ctx: &RequestContext,
+    topic: &Topic,
+    sub: &Subscription,
+    published: &Published<'_>,
+    body: String,
+) {
+    let raw = sub.raw();
+    let attributes = if raw {
+        sqs_attributes(&published.checked.attributes)
+    } else {
+        Default::default()
+    };
+    let delivery = |queue_arn: &str| {
+        let fifo_queue = queue_arn.ends_with(".fifo");
+        // FIFO ids go to FIFO queues; a standard topic's group id goes on
+        // to standard queues (fair queues).
+        let (group_id, dedup_id) = match (topic.fifo, fifo_queue) {
+            (true, true) => (
+                published.checked.group_id.clone(),
+                published.checked.dedup_id.clone(),
+            ),
+            (false, false) => (published.checked.group_id.clone(), None),
+            _ => (None, None),
+        };
+        TopicDelivery {
+            body: body.clone(),
+            attributes: attributes.clone(),
+            group_id,
+            dedup_id,
+            trace_header: ctx.trace_header.clone(),
+        }
+    };
+    let refused = raw && published.checked.attributes.len() > MAX_RAW_ATTRIBUTES;
+    let delivered = !refused
+        && sns
+            .engine()
+            .deliver(&sub.endpoint, delivery(&sub.endpoint))
+            .is_ok();
+    if !delivered {
+        if let Some(dlq) = sub.dead_letter_arn() {
+            // The dead-letter queue gets what the subscription would have.
+            let _ = sns.engine().deliver(&dlq, delivery(&dlq));
+        }
+    }
+}
+
+/// The topic a Publish names, by `TopicArn` or `TargetArn`.
+fn target(
+    ctx: &RequestContext,
+    topic_arn: &Option<String>,
+    target_arn: &Option<String>,
+    phone_number: &Option<String>,
+) -> Result<String, SnsError> {
+    if phone_number.is_some() {
+        return Err(SnsError::invalid_parameter(
+            "PhoneNumber Reason: Retsu does not deliver SMS messages",
+        ));
+    }
+    match (topic_arn, target_arn) {
+        (Some(_), _) => topic_key(ctx, "TopicArn", topic_arn),
+        (None, Some(t)) if t.contains(":endpoint/") => Err(SnsError::invalid_parameter(
+            "TargetArn Reason: Retsu does not deliver mobile push notifications",
+        )),
+        (None, Some(_)) => topic_key(ctx, "TargetArn", target_arn),
+        (None, None) => Err(SnsError::invalid_parameter(
+            "TopicArn or TargetArn Reason: no value for required parameter",
+        )),
+    }
+}
+
+impl SnsUnit for PublishRequest {
+    type Response = PublishResult;
+
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<PublishResult, SnsError> {
+        let arn = target(ctx, &self.topic_arn, &self.target_arn, &self.phone_number)?;
+        let entry = Entry {
+            message: self.message,
+            subject: self.subject,
+            structure: self.message_structure,
+            attributes: self.message_attributes,
+            dedup_id: self.message_deduplication_id,
+            group_id: self.message_group_id,
+        };
+        let mut state = sns.lock();
+        let topic = topic_mut(&mut state, &arn)?;
+        let checked = check(topic, entry, "messageAttributes")?;
+        let (message_id, sequence_number) = publish(sns, ctx, topic, &checked);
+        Ok(PublishResult {
+            message_id,
+            sequence_number,
+        })
+    }
+}
+
+fn check_batch_ids(entries: &[PublishBatchRequestEntry]) -> Result<(), SnsError> {
+    if entries.is_empty() {
+        return Err(SnsError::new(
+            "EmptyBatchRequest",
+            400,
+            "The batch request doesn't contain any entries.",
+        ));
+    }
+    if entries.len() > 10 {
+        return Err(SnsError::new(
+            "TooManyEntriesInBatchRequest",
+            400,
+            "The batch request contains more entries than permissible.",
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for e in entries {
+        let id = e.id.as_deref().ok_or_else(|| SnsError::missing("Id"))?;
+        if id.len() > 80 {
+            return Err(SnsError::new(
+                "InvalidBatchEntryId",
+                400,
+                format!("The Id of a batch entry in the batch request is too long: {id}"),
+            ));
+        }
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(SnsError::new(
+                "InvalidBatchEntryId",
+                400,
+                format!("The Id of a batch entry in the batch request contains an impermissible character: {id}"),
+            ));
+        }
+        if !seen.insert(id) {
+            return Err(SnsError::new(
+                "BatchEntryIdsNotDistinct",
+                400,
+                "Two or more batch entries in the request have the same Id.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl SnsUnit for PublishBatchRequest {
+    type Response = PublishBatchResult;
+
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<PublishBatchResult, SnsError> {
+        let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
+        let entries = self.publish_batch_request_entries.unwrap_or_default();
+        check_batch_ids(&entries)?;
+        let mut state = sns.lock();
+        let topic = topic_mut(&mut state, &arn)?;
+        let total: usize = entries
+            .iter()
+            .map(|e| size_of(e.message.as_deref().unwrap_or(""), &e.message_attributes))
+            .sum();
+        if total > topic.max_message_size() {
+            return Err(SnsError::new(
+                "BatchRequestTooLong",
+                400,
+                "The length of all the messages put together is more than the limit.",
+            ));
+        }
+        // Any invalid entry fails the whole request, as on AWS.
+        let mut checked = Vec::with_capacity(entries.len());
+        for (i, e) in entries.into_iter().enumerate() {
+            let id = e.id.clone().unwrap_or_default();
+            let path = format!(
+                "publishBatchRequestEntries.{}.member.messageAttributes",
+                i + 1
+            );
+            let entry = Entry {
+                message: e.message,
+                subject: e.subject,
+                structure: e.message_structure,
+                attributes: e.message_attributes,
+                dedup_id: e.message_deduplication_id,
+                group_id: e.message_group_id,
+            };
+            checked.push((id, check(topic, entry, &path)?));
+        }
+        let successful = checked
+            .iter()
+            .map(|(id, c)| {
+                let (message_id, sequence_number) = publish(sns, ctx, topic, c);
+                PublishBatchResultEntry {
+                    id: id.clone(),
+                    message_id,
+                    sequence_number,
+                }
+            })
+            .collect();
+        Ok(PublishBatchResult {
+            successful,
+            failed: Vec::new(),
+        })
+    }
+}
+
+/// The lower-case hex SHA-256 of a message: a FIFO topic's content-based
+/// deduplication id.
+pub(crate) fn content_dedup_id(message: &str) -> String {
+    Sha256::digest(message.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

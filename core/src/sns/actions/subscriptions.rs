@@ -1,0 +1,389 @@
+//! Subscribe, ConfirmSubscription, Unsubscribe, the two listings, and
+//! Get/SetSubscriptionAttributes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::*;
+use crate::filter_policy::{FilterPolicy, Scope};
+use crate::sns::model::Subscription;
+
+/// Protocols SNS has that Retsu does not deliver to.
+const NOT_DELIVERED: &[(&str, &str)] = &[
+    ("email", "email"),
+    ("email-json", "email"),
+    ("sms", "SMS"),
+    ("application", "mobile push"),
+    ("lambda", "Lambda"),
+    ("firehose", "Firehose"),
+];
+
+/// The prefix of an attribute error: Subscribe wraps it in `Attributes`.
+fn attribute_error(via_subscribe: bool, detail: impl std::fmt::Display) -> SnsError {
+    if via_subscribe {
+        SnsError::invalid_parameter(format!("Attributes Reason: {detail}"))
+    } else {
+        SnsError::invalid_parameter(detail)
+    }
+}
+
+/// Whether `arn` is an SQS queue ARN.
+fn sqs_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.split(':').collect();
+    parts.len() == 6 && parts[0] == "arn" && parts[2] == "sqs" && !parts[5].is_empty()
+}
+
+/// Sets one attribute on `sub`, validated as AWS validates it.
+fn set_attribute(
+    sub: &mut Subscription,
+    topic_fifo: bool,
+    name: &str,
+    value: &str,
+    via_subscribe: bool,
+) -> Result<(), SnsError> {
+    match name {
+        "RawMessageDelivery" => {
+            let v = value.to_ascii_lowercase();
+            if v != "true" && v != "false" {
+                return Err(attribute_error(
+                    via_subscribe,
+                    format!("RawMessageDelivery: Invalid value [{value}]. Must be true or false."),
+                ));
+            }
+            sub.attributes.insert(name.into(), v);
+        }
+        "FilterPolicyScope" => {
+            let scope = match value {
+                "MessageAttributes" => Scope::MessageAttributes,
+                "MessageBody" => Scope::MessageBody,
+                _ => {
+                    return Err(attribute_error(
+                        via_subscribe,
+                        format!("FilterPolicyScope: Invalid value [{value}]. Please use either MessageBody or MessageAttributes"),
+                    ))
+                }
+            };
+            // The policy in place must hold under the new scope.
+            if let Some(policy) = sub.attributes.get("FilterPolicy") {
+                let compiled = FilterPolicy::parse(policy, scope)
+                    .map_err(|e| SnsError::invalid_parameter_text(e.wire_message(via_subscribe)))?;
+                sub.filter = Some(Arc::new(compiled));
+            }
+            sub.attributes.insert(name.into(), value.into());
+        }
+        "FilterPolicy" => {
+            if value.is_empty() {
+                sub.attributes.remove(name);
+                sub.filter = None;
+                return Ok(());
+            }
+            let compiled = FilterPolicy::parse(value, sub.scope())
+                .map_err(|e| SnsError::invalid_parameter_text(e.wire_message(via_subscribe)))?;
+            sub.filter = Some(Arc::new(compiled));
+            sub.attributes.insert(name.into(), value.into());
+        }
+        "RedrivePolicy" => {
+            if value.is_empty() {
+                sub.attributes.remove(name);
+                return Ok(());
+            }
+            let parsed: serde_json::Value = serde_json::from_str(value).map_err(|_| {
+                attribute_error(via_subscribe, "RedrivePolicy: failed to parse JSON.")
+            })?;
+            let target = parsed
+                .get("deadLetterTargetArn")
+                .and_then(|v| v.as_str())
+                .filter(|a| sqs_arn(a))
+                .ok_or_else(|| {
+                    attribute_error(
+                        via_subscribe,
+                        "RedrivePolicy: deadLetterTargetArn is an invalid arn",
+                    )
+                })?;
+            if topic_fifo && sub.endpoint.ends_with(".fifo") && !target.ends_with(".fifo") {
+                return Err(attribute_error(
+                    via_subscribe,
+                    "RedrivePolicy: must use a FIFO queue as DLQ for a FIFO Subscription to a FIFO Topic.",
+                ));
+            }
+            sub.attributes.insert(name.into(), value.into());
+        }
+        "DeliveryPolicy" => {
+            if serde_json::from_str::<serde_json::Value>(value).map_or(true, |v| !v.is_object()) {
+                return Err(attribute_error(
+                    via_subscribe,
+                    "DeliveryPolicy: failed to parse JSON.",
+                ));
+            }
+            sub.attributes.insert(name.into(), value.into());
+        }
+        "SubscriptionRoleArn" | "ReplayPolicy" => {
+            sub.attributes.insert(name.into(), value.into());
+        }
+        _ => return Err(SnsError::invalid_parameter("AttributeName")),
+    }
+    Ok(())
+}
+
+/// A new confirmation token: 288 lower-case hex digits, as AWS's are.
+fn new_token() -> String {
+    (0..9)
+        .map(|_| format!("{:032x}", uuid::Uuid::new_v4().as_u128()))
+        .collect()
+}
+
+impl SnsUnit for SubscribeRequest {
+    type Response = SubscriptionArnResult;
+
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<SubscriptionArnResult, SnsError> {
+        let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
+        let protocol = required(&self.protocol, "Protocol")?.to_string();
+        if let Some((_, what)) = NOT_DELIVERED.iter().find(|(p, _)| *p == protocol) {
+            return Err(SnsError::invalid_parameter(format!(
+                "Protocol Reason: Retsu does not deliver {what} notifications (it delivers to sqs, http and https)"
+            )));
+        }
+        if !matches!(protocol.as_str(), "sqs" | "http" | "https") {
+            return Err(SnsError::invalid_parameter(format!(
+                "Amazon SNS does not support this protocol string: {protocol}"
+            )));
+        }
+        let endpoint = self.endpoint.clone().unwrap_or_default();
+        match protocol.as_str() {
+            "sqs" if !sqs_arn(&endpoint) => {
+                return Err(SnsError::invalid_parameter("SQS endpoint ARN"))
+            }
+            "http" | "https" if !endpoint.starts_with(&format!("{protocol}://")) => {
+                return Err(SnsError::invalid_parameter(
+                    "Endpoint must match the specified protocol",
+                ))
+            }
+            _ => {}
+        }
+        let return_arn = self
+            .return_subscription_arn
+            .as_deref()
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let mut state = sns.lock();
+        let topic = topic_mut(&mut state, &arn)?;
+        if protocol == "sqs" && endpoint.ends_with(".fifo") && !topic.fifo {
+            return Err(SnsError::invalid_parameter(
+                "Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics",
+            ));
+        }
+        // The queue's account decides whether it confirms by itself.
+        let endpoint_account = endpoint.split(':').nth(4).unwrap_or_default();
+        let pending = protocol != "sqs" || endpoint_account != topic.account;
+        let mut candidate = Subscription {
+            arn: format!("{arn}:{}", uuid::Uuid::new_v4()),
+            topic_arn: arn.clone(),
+            protocol: protocol.clone(),
+            endpoint: endpoint.clone(),
+            owner: ctx.account_id.clone(),
+            pending,
+            token: pending.then(new_token),
+            attributes: BTreeMap::new(),
+            filter: None,
+        };
+        // The scope first, so the policy is checked under it.
+        let mut attributes: Vec<(&String, &String)> = self.attributes.iter().collect();
+        attributes.sort_by_key(|(k, _)| *k != "FilterPolicyScope");
+        for (k, v) in attributes {
+            set_attribute(&mut candidate, topic.fifo, k, v, true)?;
+        }
+        if let Some(existing) = topic
+            .subscriptions
+            .iter()
+            .find(|s| s.protocol == protocol && s.endpoint == endpoint)
+        {
+            // Idempotent when the attributes agree (defaults may be spelled out).
+            let differs = candidate.attributes.iter().any(|(k, v)| {
+                let current = existing.attributes.get(k).map(String::as_str);
+                let default = match k.as_str() {
+                    "RawMessageDelivery" => Some("false"),
+                    "FilterPolicyScope" => Some("MessageAttributes"),
+                    _ => None,
+                };
+                current.or(default) != Some(v.as_str())
+            });
+            if differs {
+                return Err(SnsError::invalid_parameter(
+                    "Attributes Reason: Subscription already exists with different attributes",
+                ));
+            }
+            let subscription_arn = if existing.pending && !return_arn {
+                "pending confirmation".to_string()
+            } else {
+                existing.arn.clone()
+            };
+            return Ok(SubscriptionArnResult { subscription_arn });
+        }
+        let subscription_arn = if pending && !return_arn {
+            "pending confirmation".to_string()
+        } else {
+            candidate.arn.clone()
+        };
+        let sub_arn = candidate.arn.clone();
+        topic.subscriptions.push(candidate);
+        state.subscription_topics.insert(sub_arn, arn);
+        Ok(SubscriptionArnResult { subscription_arn })
+    }
+}
+
+impl SnsUnit for ConfirmSubscriptionRequest {
+    type Response = SubscriptionArnResult;
+
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<SubscriptionArnResult, SnsError> {
+        let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
+        let token = required(&self.token, "Token")?;
+        if token.len() < 32 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(SnsError::invalid_parameter_text("Invalid token"));
+        }
+        let mut state = sns.lock();
+        let topic = state
+            .topics
+            .get_mut(&arn)
+            .ok_or_else(|| SnsError::invalid_parameter("Token"))?;
+        let sub = topic
+            .subscriptions
+            .iter_mut()
+            .find(|s| s.token.as_deref() == Some(token))
+            .ok_or_else(|| SnsError::invalid_parameter("Token"))?;
+        sub.pending = false;
+        Ok(SubscriptionArnResult {
+            subscription_arn: sub.arn.clone(),
+        })
+    }
+}
+
+/// The subscription an ARN names: its topic's ARN and its place there.
+fn find_subscription(
+    state: &State,
+    member: &str,
+    arn: &Option<String>,
+) -> Result<(String, usize), SnsError> {
+    let arn = required(arn, member)?;
+    let parts = SnsArn::parse(member, arn)?;
+    if parts.id.is_none() {
+        return Err(SnsError::invalid_parameter("SubscriptionId"));
+    }
+    let topic_arn = state
+        .subscription_topics
+        .get(arn)
+        .ok_or_else(SnsError::subscription_not_found)?;
+    let index = state.topics[topic_arn]
+        .subscriptions
+        .iter()
+        .position(|s| s.arn == arn)
+        .ok_or_else(SnsError::subscription_not_found)?;
+    Ok((topic_arn.clone(), index))
+}
+
+impl SnsUnit for UnsubscribeRequest {
+    type Response = Empty;
+
+    fn run(self, sns: &Sns, _: &RequestContext) -> Result<Empty, SnsError> {
+        let mut state = sns.lock();
+        match find_subscription(&state, "SubscriptionArn", &self.subscription_arn) {
+            Ok((topic_arn, index)) => {
+                let topic = state.topics.get_mut(&topic_arn).expect("indexed");
+                let sub = topic.subscriptions.remove(index);
+                topic.deleted_subscriptions += 1;
+                state.subscription_topics.remove(&sub.arn);
+                Ok(Empty {})
+            }
+            // Idempotent: unsubscribing twice is no error.
+            Err(e) if e.code == "NotFound" => Ok(Empty {}),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn entry(s: &Subscription) -> SubscriptionEntry {
+    SubscriptionEntry {
+        subscription_arn: if s.pending {
+            "PendingConfirmation".into()
+        } else {
+            s.arn.clone()
+        },
+        owner: s.owner.clone(),
+        protocol: s.protocol.clone(),
+        endpoint: s.endpoint.clone(),
+        topic_arn: s.topic_arn.clone(),
+    }
+}
+
+fn listing(
+    mut subs: Vec<(String, SubscriptionEntry)>,
+    token: Option<&str>,
+) -> Result<ListSubscriptionsResult, SnsError> {
+    subs.sort_by(|a, b| a.0.cmp(&b.0));
+    let (subs, next_token) = page(subs, token, |(arn, _)| arn.as_str())?;
+    Ok(ListSubscriptionsResult {
+        subscriptions: subs.into_iter().map(|(_, e)| e).collect(),
+        next_token,
+    })
+}
+
+impl SnsUnit for ListSubscriptionsRequest {
+    type Response = ListSubscriptionsResult;
+    const READ_ONLY: bool = true;
+
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<ListSubscriptionsResult, SnsError> {
+        let subs = sns
+            .lock()
+            .topics
+            .values()
+            .filter(|t| t.region == ctx.region && t.account == ctx.account_id)
+            .flat_map(|t| t.subscriptions.iter().map(|s| (s.arn.clone(), entry(s))))
+            .collect();
+        listing(subs, self.next_token.as_deref())
+    }
+}
+
+impl SnsUnit for ListSubscriptionsByTopicRequest {
+    type Response = ListSubscriptionsResult;
+    const READ_ONLY: bool = true;
+
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<ListSubscriptionsResult, SnsError> {
+        let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
+        let mut state = sns.lock();
+        let topic = topic_mut(&mut state, &arn)?;
+        let subs = topic
+            .subscriptions
+            .iter()
+            .map(|s| (s.arn.clone(), entry(s)))
+            .collect();
+        listing(subs, self.next_token.as_deref())
+    }
+}
+
+impl SnsUnit for GetSubscriptionAttributesRequest {
+    type Response = AttributesResult;
+    const READ_ONLY: bool = true;
+
+    fn run(self, sns: &Sns, _: &RequestContext) -> Result<AttributesResult, SnsError> {
+        let state = sns.lock();
+        let (topic_arn, index) =
+            find_subscription(&state, "SubscriptionArn", &self.subscription_arn)?;
+        Ok(AttributesResult {
+            attributes: state.topics[&topic_arn].subscriptions[index].all_attributes(),
+        })
+    }
+}
+
+impl SnsUnit for SetSubscriptionAttributesRequest {
+    type Response = Empty;
+
+    fn run(self, sns: &Sns, _: &RequestContext) -> Result<Empty, SnsError> {
+        let name = required(&self.attribute_name, "AttributeName")?;
+        let value = self.attribute_value.unwrap_or_default();
+        let mut state = sns.lock();
+        let (topic_arn, index) =
+            find_subscription(&state, "SubscriptionArn", &self.subscription_arn)?;
+        let topic = state.topics.get_mut(&topic_arn).expect("indexed");
+        let fifo = topic.fifo;
+        set_attribute(&mut topic.subscriptions[index], fifo, name, &value, false)?;
+        Ok(Empty {})
+    }
+}

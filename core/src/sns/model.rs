@@ -1,0 +1,250 @@
+//! What SNS keeps: topics, their subscriptions, and the ARNs that name them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::SnsError;
+use crate::filter_policy::{FilterPolicy, Scope};
+
+/// How long a FIFO topic remembers a deduplication id.
+pub const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
+
+/// The parts of an SNS ARN (`arn:aws:sns:<region>:<account>:<name>[:<id>]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnsArn {
+    pub region: String,
+    pub account: String,
+    pub name: String,
+    /// A subscription's id, after the topic name.
+    pub id: Option<String>,
+}
+
+impl SnsArn {
+    /// Parses an ARN given as `member`, with AWS's errors for a short one.
+    pub fn parse(member: &str, arn: &str) -> Result<SnsArn, SnsError> {
+        let parts: Vec<&str> = arn.split(':').collect();
+        if parts.len() < 6 {
+            return Err(SnsError::invalid_parameter(format!(
+                "{member} Reason: An ARN must have at least 6 elements, not {}",
+                parts.len()
+            )));
+        }
+        if parts[0] != "arn" || parts[2] != "sns" {
+            return Err(SnsError::invalid_parameter(member));
+        }
+        Ok(SnsArn {
+            region: parts[3].to_string(),
+            account: parts[4].to_string(),
+            name: parts[5].to_string(),
+            id: parts.get(6).map(|s| s.to_string()),
+        })
+    }
+}
+
+pub fn topic_arn(region: &str, account: &str, name: &str) -> String {
+    format!("arn:aws:sns:{region}:{account}:{name}")
+}
+
+/// One topic and its subscriptions (in the order they were made).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Topic {
+    pub arn: String,
+    pub region: String,
+    pub account: String,
+    pub name: String,
+    pub fifo: bool,
+    /// The attributes set on it (defaults are added when read).
+    pub attributes: BTreeMap<String, String>,
+    pub tags: BTreeMap<String, String>,
+    pub data_protection_policy: Option<String>,
+    pub subscriptions: Vec<Subscription>,
+    pub deleted_subscriptions: u64,
+    /// The last SequenceNumber given (FIFO topics).
+    pub sequence: u128,
+    /// Recent deduplication ids (FIFO): id → (message id, sequence number,
+    /// expiry). Not persisted: a restart forgets them, as SQS's do.
+    #[serde(skip)]
+    pub dedup: HashMap<String, (String, String, u64)>,
+}
+
+impl Topic {
+    pub fn new(region: &str, account: &str, name: &str, fifo: bool) -> Topic {
+        Topic {
+            arn: topic_arn(region, account, name),
+            region: region.to_string(),
+            account: account.to_string(),
+            name: name.to_string(),
+            fifo,
+            attributes: BTreeMap::new(),
+            tags: BTreeMap::new(),
+            data_protection_policy: None,
+            subscriptions: Vec::new(),
+            deleted_subscriptions: 0,
+            sequence: 0,
+            dedup: HashMap::new(),
+        }
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes.get(name).map(String::as_str)
+    }
+
+    /// Whether content-based deduplication is on (FIFO).
+    pub fn content_dedup(&self) -> bool {
+        self.attribute("ContentBasedDeduplication")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+
+    /// Deduplication per message group rather than per topic.
+    pub fn dedup_per_group(&self) -> bool {
+        self.attribute("FifoThroughputScope") == Some("MessageGroup")
+    }
+
+    /// The largest message it takes.
+    pub fn max_message_size(&self) -> usize {
+        self.attribute("MaximumMessageSize")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(262_144)
+    }
+
+    /// The default policy AWS gives a topic.
+    pub fn default_policy(&self) -> String {
+        format!(
+            r#"{{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{{"Sid":"__default_statement_ID","Effect":"Allow","Principal":{{"AWS":"*"}},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission","SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],"Resource":"{}","Condition":{{"StringEquals":{{"AWS:SourceOwner":"{}"}}}}}}]}}"#,
+            self.arn, self.account
+        )
+    }
+
+    /// Every attribute as GetTopicAttributes answers it.
+    pub fn all_attributes(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        out.insert("TopicArn".into(), self.arn.clone());
+        out.insert("Owner".into(), self.account.clone());
+        out.insert("DisplayName".into(), String::new());
+        out.insert("Policy".into(), self.default_policy());
+        out.insert(
+            "EffectiveDeliveryPolicy".into(),
+            DEFAULT_EFFECTIVE_DELIVERY_POLICY.into(),
+        );
+        let confirmed = self.subscriptions.iter().filter(|s| !s.pending).count();
+        out.insert("SubscriptionsConfirmed".into(), confirmed.to_string());
+        out.insert(
+            "SubscriptionsPending".into(),
+            (self.subscriptions.len() - confirmed).to_string(),
+        );
+        out.insert(
+            "SubscriptionsDeleted".into(),
+            self.deleted_subscriptions.to_string(),
+        );
+        if self.fifo {
+            out.insert("FifoTopic".into(), "true".into());
+            out.insert("ContentBasedDeduplication".into(), "false".into());
+        }
+        for (k, v) in &self.attributes {
+            out.insert(k.clone(), v.clone());
+        }
+        out
+    }
+
+    /// The next SequenceNumber: 20 decimal digits, increasing.
+    pub fn next_sequence_number(&mut self) -> String {
+        self.sequence += 1;
+        format!(
+            "{:020}",
+            10_000_000_000_000_000_000u128 + self.sequence * 1000
+        )
+    }
+}
+
+/// The `EffectiveDeliveryPolicy` of a topic without a `DeliveryPolicy`.
+pub const DEFAULT_EFFECTIVE_DELIVERY_POLICY: &str = r#"{"http":{"defaultHealthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,"numMaxDelayRetries":0,"numNoDelayRetries":0,"numMinDelayRetries":0,"backoffFunction":"linear"},"disableSubscriptionOverrides":false,"defaultRequestPolicy":{"headerContentType":"text/plain; charset=UTF-8"}}}"#;
+
+/// One subscription of a topic.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Subscription {
+    pub arn: String,
+    pub topic_arn: String,
+    pub protocol: String,
+    pub endpoint: String,
+    pub owner: String,
+    /// Waiting for ConfirmSubscription (HTTP endpoints, other accounts).
+    pub pending: bool,
+    /// The confirmation token, while pending.
+    pub token: Option<String>,
+    /// The attributes set on it (`RawMessageDelivery`, `FilterPolicy`, …).
+    pub attributes: BTreeMap<String, String>,
+    /// The compiled `FilterPolicy`, made once when it is set.
+    #[serde(skip)]
+    pub filter: Option<Arc<FilterPolicy>>,
+}
+
+impl Subscription {
+    pub fn raw(&self) -> bool {
+        self.attributes
+            .get("RawMessageDelivery")
+            .is_some_and(|v| v == "true")
+    }
+
+    pub fn scope(&self) -> Scope {
+        match self.attributes.get("FilterPolicyScope").map(String::as_str) {
+            Some("MessageBody") => Scope::MessageBody,
+            _ => Scope::MessageAttributes,
+        }
+    }
+
+    /// The dead-letter queue of its RedrivePolicy, if any.
+    pub fn dead_letter_arn(&self) -> Option<String> {
+        let policy = self.attributes.get("RedrivePolicy")?;
+        let value: serde_json::Value = serde_json::from_str(policy).ok()?;
+        value
+            .get("deadLetterTargetArn")
+            .and_then(|v| v.as_str())
+            .map(String::from)
+    }
+
+    /// Every attribute as GetSubscriptionAttributes answers it.
+    pub fn all_attributes(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        out.insert("SubscriptionArn".into(), self.arn.clone());
+        out.insert("TopicArn".into(), self.topic_arn.clone());
+        out.insert("Owner".into(), self.owner.clone());
+        out.insert("Protocol".into(), self.protocol.clone());
+        out.insert("Endpoint".into(), self.endpoint.clone());
+        out.insert(
+            "SubscriptionPrincipal".into(),
+            format!("arn:aws:iam::{}:user/retsu", self.owner),
+        );
+        out.insert("PendingConfirmation".into(), self.pending.to_string());
+        out.insert(
+            "ConfirmationWasAuthenticated".into(),
+            (!self.pending).to_string(),
+        );
+        out.insert("RawMessageDelivery".into(), self.raw().to_string());
+        for (k, v) in &self.attributes {
+            // The scope shows only alongside a policy, as on AWS.
+            if k == "FilterPolicyScope" && !self.attributes.contains_key("FilterPolicy") {
+                continue;
+            }
+            out.insert(k.clone(), v.clone());
+        }
+        if self.attributes.contains_key("FilterPolicy") {
+            out.entry("FilterPolicyScope".into())
+                .or_insert_with(|| "MessageAttributes".into());
+        }
+        if self.protocol.starts_with("http") {
+            out.insert(
+                "EffectiveDeliveryPolicy".into(),
+                self.attributes
+                    .get("DeliveryPolicy")
+                    .cloned()
+                    .unwrap_or_else(|| DEFAULT_SUBSCRIPTION_DELIVERY_POLICY.into()),
+            );
+        }
+        out
+    }
+}
+
+/// An HTTP subscription's `EffectiveDeliveryPolicy` by default.
+pub const DEFAULT_SUBSCRIPTION_DELIVERY_POLICY: &str = r#"{"healthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,"numMaxDelayRetries":0,"numNoDelayRetries":0,"numMinDelayRetries":0,"backoffFunction":"linear"},"sicklyRetryPolicy":null,"throttlePolicy":null,"guaranteed":false}"#;
