@@ -22,6 +22,7 @@ pub mod actions;
 pub mod api;
 pub mod envelope;
 pub mod error;
+pub mod http;
 pub mod model;
 
 use api::{SnsRequest, SnsResponse};
@@ -34,6 +35,8 @@ pub struct Sns {
     engine: Arc<Engine>,
     signer: Arc<dyn Signer>,
     state: parking_lot::Mutex<State>,
+    /// Makes the POSTs to HTTP subscribers (set by the server).
+    http: std::sync::OnceLock<Arc<dyn http::HttpSender>>,
 }
 
 /// Topics by ARN, and which topic each subscription belongs to.
@@ -41,6 +44,9 @@ pub struct Sns {
 pub struct State {
     pub topics: BTreeMap<String, Topic>,
     pub subscription_topics: HashMap<String, String>,
+    /// HTTP subscriptions unsubscribed, by the token of their
+    /// UnsubscribeConfirmation: confirming it restores them.
+    pub unsubscribed: HashMap<String, model::Subscription>,
 }
 
 impl Sns {
@@ -49,7 +55,20 @@ impl Sns {
             engine,
             signer,
             state: parking_lot::Mutex::new(State::default()),
+            http: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Installs what POSTs to HTTP subscribers (once, before serving).
+    pub fn set_http_sender(&self, sender: Arc<dyn http::HttpSender>) {
+        let _ = self.http.set(sender);
+    }
+
+    /// Hands one POST to the server; without a sender it is dropped.
+    pub(crate) fn post(&self, delivery: http::HttpDelivery) {
+        if let Some(sender) = self.http.get() {
+            sender.send(delivery);
+        }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {

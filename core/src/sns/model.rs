@@ -148,6 +148,18 @@ impl Topic {
         out
     }
 
+    /// The topic's `SignatureVersion` (1 unless set to 2).
+    pub fn signature_version(&self) -> super::envelope::SignatureVersion {
+        self.attribute("SignatureVersion")
+            .and_then(super::envelope::SignatureVersion::from_attribute)
+            .unwrap_or_default()
+    }
+
+    /// The topic's `DeliveryPolicy`, parsed.
+    fn delivery_policy(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.attribute("DeliveryPolicy")?).ok()
+    }
+
     /// The next SequenceNumber: 20 decimal digits, increasing.
     pub fn next_sequence_number(&mut self) -> String {
         self.sequence += 1;
@@ -202,6 +214,43 @@ impl Subscription {
             .get("deadLetterTargetArn")
             .and_then(|v| v.as_str())
             .map(String::from)
+    }
+
+    fn delivery_policy(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.attributes.get("DeliveryPolicy")?).ok()
+    }
+
+    /// How a failing POST to this (HTTP) subscription is retried: its own
+    /// policy, else its topic's, else AWS's default.
+    pub fn retry_policy(&self, topic: &Topic) -> super::http::RetryPolicy {
+        self.delivery_policy()
+            .and_then(|p| super::http::RetryPolicy::from_json(&p))
+            .or_else(|| {
+                topic
+                    .delivery_policy()
+                    .and_then(|p| super::http::RetryPolicy::from_json(&p))
+            })
+            .unwrap_or_default()
+    }
+
+    /// The `Content-Type` of its notifications.
+    pub fn content_type(&self, topic: &Topic) -> String {
+        let own = self.delivery_policy().and_then(|p| {
+            p.get("requestPolicy")?
+                .get("headerContentType")?
+                .as_str()
+                .map(String::from)
+        });
+        own.or_else(|| {
+            topic.delivery_policy().and_then(|p| {
+                p.get("http")?
+                    .get("defaultRequestPolicy")?
+                    .get("headerContentType")?
+                    .as_str()
+                    .map(String::from)
+            })
+        })
+        .unwrap_or_else(|| "text/plain; charset=UTF-8".into())
     }
 
     /// Every attribute as GetSubscriptionAttributes answers it.

@@ -322,10 +322,6 @@ fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Publi
                 continue;
             }
         }
-        if sub.protocol != "sqs" {
-            // HTTP endpoints are not delivered to yet.
-            continue;
-        }
         let body = if sub.raw() {
             text.to_string()
         } else {
@@ -365,15 +361,66 @@ fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Publi
                 attributes: &published.checked.attributes,
             })
         };
-        deliver_to_queue(sns, ctx, topic, sub, published, body);
+        if sub.protocol == "sqs" {
+            deliver_to_queue(sns, ctx, topic, sub, published, body);
+        } else {
+            post(sns, ctx, topic, sub, published, body);
+        }
     }
 }
 
+/// Hands a notification for an HTTP endpoint to the server's sender.
+fn post(
+    sns: &Sns,
+    ctx: &RequestContext,
+    topic: &Topic,
+    sub: &Subscription,
+    published: &Published<'_>,
+    body: String,
+) {
+    let raw = sub.raw();
+    let mut headers = vec![
+        ("x-amz-sns-message-type", "Notification".to_string()),
+        ("x-amz-sns-message-id", published.message_id.clone()),
+        ("x-amz-sns-topic-arn", topic.arn.clone()),
+        ("x-amz-sns-subscription-arn", sub.arn.clone()),
+    ];
+    if raw {
+        headers.push(("x-amz-sns-rawdelivery", "true".into()));
+    }
+    headers.push(("Content-Type", sub.content_type(topic)));
+    headers.push((
+        "User-Agent",
+        "Amazon Simple Notification Service Agent".into(),
+    ));
+    let dead_letter = sub.dead_letter_arn().map(|dlq| {
+        let delivery = TopicDelivery {
+            body: body.clone(),
+            attributes: if raw {
+                sqs_attributes(&published.checked.attributes)
+            } else {
+                Default::default()
+            },
+            trace_header: ctx.trace_header.clone(),
+            ..TopicDelivery::default()
+        };
+        (dlq, delivery)
+    });
+    sns.post(crate::sns::http::HttpDelivery {
+        url: sub.endpoint.clone(),
+        kind: EnvelopeKind::Notification,
+        headers,
+        body,
+        subscription_arn: sub.arn.clone(),
+        topic_arn: topic.arn.clone(),
+        message_id: published.message_id.clone(),
+        retry: sub.retry_policy(topic),
+        dead_letter,
+    });
+}
+
 fn signature_version(topic: &Topic) -> SignatureVersion {
-    topic
-        .attribute("SignatureVersion")
-        .and_then(SignatureVersion::from_attribute)
-        .unwrap_or_default()
+    topic.signature_version()
 }
 
 fn sign_notification(sns: &Sns, topic: &Topic, published: &Published<'_>, text: &str) -> String {

@@ -5,8 +5,105 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::*;
+use crate::clock::format_rfc3339;
+use crate::engine::TopicDelivery;
 use crate::filter_policy::{FilterPolicy, Scope};
-use crate::sns::model::Subscription;
+use crate::sns::envelope::{self, Confirmation, EnvelopeKind};
+use crate::sns::http::HttpDelivery;
+use crate::sns::model::{Subscription, Topic};
+
+/// Sends a subscription's confirmation (or, unsubscribing, its
+/// UnsubscribeConfirmation): a POST to an HTTP endpoint, a message into
+/// another account's queue. Visiting its SubscribeURL (or
+/// ConfirmSubscription with its token) confirms.
+fn send_confirmation(
+    sns: &Sns,
+    ctx: &RequestContext,
+    topic: &Topic,
+    sub: &Subscription,
+    kind: EnvelopeKind,
+    token: &str,
+) {
+    let message = match kind {
+        EnvelopeKind::UnsubscribeConfirmation => format!(
+            "You have chosen to deactivate subscription {}.\nTo cancel this operation and restore the subscription, visit the SubscribeURL included in this message.",
+            sub.arn
+        ),
+        _ => format!(
+            "You have chosen to subscribe to the topic {}.\nTo confirm the subscription, visit the SubscribeURL included in this message.",
+            topic.arn
+        ),
+    };
+    let subscribe_url = format!(
+        "{}/?Action=ConfirmSubscription&TopicArn={}&Token={token}",
+        ctx.base_url, topic.arn
+    );
+    let message_id = uuid::Uuid::new_v4().to_string();
+    let timestamp = format_rfc3339(sns.engine().now());
+    let field = |name: &str| -> Option<&str> {
+        match name {
+            "Message" => Some(&message),
+            "MessageId" => Some(&message_id),
+            "SubscribeURL" => Some(&subscribe_url),
+            "Timestamp" => Some(&timestamp),
+            "Token" => Some(token),
+            "TopicArn" => Some(&topic.arn),
+            "Type" => Some(kind.as_str()),
+            _ => None,
+        }
+    };
+    let version = topic.signature_version();
+    let signature = sns
+        .signer()
+        .sign(version, &envelope::string_to_sign(kind, &field));
+    let cert_url = format!(
+        "{}/_retsu/sns/{}",
+        ctx.base_url,
+        sns.signer().certificate_file_name()
+    );
+    let body = envelope::confirmation_json(&Confirmation {
+        kind,
+        message_id: &message_id,
+        token,
+        topic_arn: &topic.arn,
+        message: &message,
+        subscribe_url: &subscribe_url,
+        timestamp: &timestamp,
+        signature: (version, &signature, &cert_url),
+    });
+    if sub.protocol == "sqs" {
+        let delivery = TopicDelivery {
+            body,
+            ..TopicDelivery::default()
+        };
+        let _ = sns.engine().deliver(&sub.endpoint, delivery);
+        return;
+    }
+    let mut headers = vec![
+        ("x-amz-sns-message-type", kind.as_str().to_string()),
+        ("x-amz-sns-message-id", message_id.clone()),
+        ("x-amz-sns-topic-arn", topic.arn.clone()),
+    ];
+    if kind == EnvelopeKind::UnsubscribeConfirmation {
+        headers.push(("x-amz-sns-subscription-arn", sub.arn.clone()));
+    }
+    headers.push(("Content-Type", "text/plain; charset=UTF-8".into()));
+    headers.push((
+        "User-Agent",
+        "Amazon Simple Notification Service Agent".into(),
+    ));
+    sns.post(HttpDelivery {
+        url: sub.endpoint.clone(),
+        kind,
+        headers,
+        body,
+        subscription_arn: sub.arn.clone(),
+        topic_arn: topic.arn.clone(),
+        message_id,
+        retry: sub.retry_policy(topic),
+        dead_letter: None,
+    });
+}
 
 /// Protocols SNS has that Retsu does not deliver to.
 const NOT_DELIVERED: &[(&str, &str)] = &[
@@ -223,6 +320,16 @@ impl SnsUnit for SubscribeRequest {
         } else {
             candidate.arn.clone()
         };
+        if let Some(token) = candidate.token.clone() {
+            send_confirmation(
+                sns,
+                ctx,
+                topic,
+                &candidate,
+                EnvelopeKind::SubscriptionConfirmation,
+                &token,
+            );
+        }
         let sub_arn = candidate.arn.clone();
         topic.subscriptions.push(candidate);
         state.subscription_topics.insert(sub_arn, arn);
@@ -240,6 +347,21 @@ impl SnsUnit for ConfirmSubscriptionRequest {
             return Err(SnsError::invalid_parameter_text("Invalid token"));
         }
         let mut state = sns.lock();
+        if let Some(mut sub) = state.unsubscribed.remove(token) {
+            // The UnsubscribeConfirmation's SubscribeURL: subscribed again.
+            let Some(topic) = state.topics.get_mut(&sub.topic_arn) else {
+                return Err(SnsError::invalid_parameter("Token"));
+            };
+            sub.pending = false;
+            sub.token = None;
+            let subscription_arn = sub.arn.clone();
+            topic.subscriptions.push(sub);
+            let topic_arn = topic.arn.clone();
+            state
+                .subscription_topics
+                .insert(subscription_arn.clone(), topic_arn);
+            return Ok(SubscriptionArnResult { subscription_arn });
+        }
         let topic = state
             .topics
             .get_mut(&arn)
@@ -282,7 +404,7 @@ fn find_subscription(
 impl SnsUnit for UnsubscribeRequest {
     type Response = Empty;
 
-    fn run(self, sns: &Sns, _: &RequestContext) -> Result<Empty, SnsError> {
+    fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<Empty, SnsError> {
         let mut state = sns.lock();
         match find_subscription(&state, "SubscriptionArn", &self.subscription_arn) {
             Ok((topic_arn, index)) => {
@@ -290,6 +412,20 @@ impl SnsUnit for UnsubscribeRequest {
                 let sub = topic.subscriptions.remove(index);
                 topic.deleted_subscriptions += 1;
                 state.subscription_topics.remove(&sub.arn);
+                if sub.protocol.starts_with("http") && !sub.pending {
+                    // Its endpoint hears of it, with a way back.
+                    let token = new_token();
+                    let topic = &state.topics[&topic_arn];
+                    send_confirmation(
+                        sns,
+                        ctx,
+                        topic,
+                        &sub,
+                        EnvelopeKind::UnsubscribeConfirmation,
+                        &token,
+                    );
+                    state.unsubscribed.insert(token, sub);
+                }
                 Ok(Empty {})
             }
             // Idempotent: unsubscribing twice is no error.
