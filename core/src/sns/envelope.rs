@@ -192,6 +192,39 @@ pub fn notification_json(n: &Notification<'_>) -> String {
     out
 }
 
+
+/// A SubscriptionConfirmation or UnsubscribeConfirmation's contents.
+pub struct Confirmation<'a> {
+    pub kind: EnvelopeKind,
+    pub message_id: &'a str,
+    pub token: &'a str,
+    pub topic_arn: &'a str,
+    pub message: &'a str,
+    pub subscribe_url: &'a str,
+    pub timestamp: &'a str,
+    pub signature: (SignatureVersion, &'a str, &'a str),
+}
+
+/// A confirmation as AWS writes it (the documented member order).
+pub fn confirmation_json(c: &Confirmation<'_>) -> String {
+    let mut out = String::with_capacity(1024);
+    out.push('{');
+    let mut first = true;
+    member(&mut out, &mut first, "Type", c.kind.as_str());
+    member(&mut out, &mut first, "MessageId", c.message_id);
+    member(&mut out, &mut first, "Token", c.token);
+    member(&mut out, &mut first, "TopicArn", c.topic_arn);
+    member(&mut out, &mut first, "Message", c.message);
+    member(&mut out, &mut first, "SubscribeURL", c.subscribe_url);
+    member(&mut out, &mut first, "Timestamp", c.timestamp);
+    let (version, signature, cert_url) = c.signature;
+    member(&mut out, &mut first, "SignatureVersion", version.as_str());
+    member(&mut out, &mut first, "Signature", signature);
+    member(&mut out, &mut first, "SigningCertURL", cert_url);
+    out.push_str("\n}");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,36 +258,4 @@ mod tests {
         let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(parsed["Message"], "{\"a\": \"b/c\"}");
     }
-}
-
-/// A SubscriptionConfirmation or UnsubscribeConfirmation's contents.
-pub struct Confirmation<'a> {
-    pub kind: EnvelopeKind,
-    pub message_id: &'a str,
-    pub token: &'a str,
-    pub topic_arn: &'a str,
-    pub message: &'a str,
-    pub subscribe_url: &'a str,
-    pub timestamp: &'a str,
-    pub signature: (SignatureVersion, &'a str, &'a str),
-}
-
-/// A confirmation as AWS writes it (the documented member order).
-pub fn confirmation_json(c: &Confirmation<'_>) -> String {
-    let mut out = String::with_capacity(1024);
-    out.push('{');
-    let mut first = true;
-    member(&mut out, &mut first, "Type", c.kind.as_str());
-    member(&mut out, &mut first, "MessageId", c.message_id);
-    member(&mut out, &mut first, "Token", c.token);
-    member(&mut out, &mut first, "TopicArn", c.topic_arn);
-    member(&mut out, &mut first, "Message", c.message);
-    member(&mut out, &mut first, "SubscribeURL", c.subscribe_url);
-    member(&mut out, &mut first, "Timestamp", c.timestamp);
-    let (version, signature, cert_url) = c.signature;
-    member(&mut out, &mut first, "SignatureVersion", version.as_str());
-    member(&mut out, &mut first, "Signature", signature);
-    member(&mut out, &mut first, "SigningCertURL", cert_url);
-    out.push_str("\n}");
-    out
 }
