@@ -1404,3 +1404,107 @@ async fn a_format_1_directory_is_migrated() {
         .unwrap();
     assert_eq!(attempts, 0);
 }
+
+fn sns_client(s: &Running) -> aws_sdk_sns::Client {
+    let config = aws_sdk_sns::Config::builder()
+        .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
+        .region(aws_sdk_sns::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_sns::config::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .endpoint_url(format!("http://127.0.0.1:{}", s.port))
+        .build();
+    aws_sdk_sns::Client::from_conf(config)
+}
+
+/// Topics, subscriptions and their attributes (a filter policy included)
+/// come back after kill -9, and every publish answered before the kill is
+/// in its queue afterwards.
+#[tokio::test]
+async fn sns_topics_subscriptions_and_answered_publishes_survive_kill_9() {
+    let dir = TempDir::new("sns");
+    let s = start(&dir.0, &[]).await;
+    let (c, sns) = (s.client(), sns_client(&s));
+    let url = create_queue_via(&c, "fanout", &[]).await;
+    let topic = sns
+        .create_topic()
+        .name("kept")
+        .attributes("DisplayName", "Kept")
+        .send()
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
+    let sub = sns
+        .subscribe()
+        .topic_arn(&topic)
+        .protocol("sqs")
+        .endpoint("arn:aws:sqs:us-east-1:000000000000:fanout")
+        .attributes("RawMessageDelivery", "true")
+        .attributes("FilterPolicy", r#"{"keep":["yes"]}"#)
+        .send()
+        .await
+        .unwrap()
+        .subscription_arn
+        .unwrap();
+    let attribute = |v: &str| {
+        aws_sdk_sns::types::MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(v)
+            .build()
+            .unwrap()
+    };
+    for i in 0..20 {
+        sns.publish()
+            .topic_arn(&topic)
+            .message(format!("m{i}"))
+            .message_attributes("keep", attribute("yes"))
+            .send()
+            .await
+            .unwrap();
+    }
+    s.kill9();
+
+    let s = start(&dir.0, &[]).await;
+    let (c, sns) = (s.client(), sns_client(&s));
+    let attrs = sns
+        .get_topic_attributes()
+        .topic_arn(&topic)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap();
+    assert_eq!(attrs["DisplayName"], "Kept");
+    let sub_attrs = sns
+        .get_subscription_attributes()
+        .subscription_arn(&sub)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap();
+    assert_eq!(sub_attrs["RawMessageDelivery"], "true");
+    assert_eq!(sub_attrs["FilterPolicy"], r#"{"keep":["yes"]}"#);
+    let mut bodies = drain(&c, &url).await;
+    bodies.sort();
+    let mut expected: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    expected.sort();
+    assert_eq!(bodies, expected, "every answered publish survives");
+    // The filter policy still applies after the restart.
+    sns.publish()
+        .topic_arn(&topic)
+        .message("dropped")
+        .message_attributes("keep", attribute("no"))
+        .send()
+        .await
+        .unwrap();
+    sns.publish()
+        .topic_arn(&topic)
+        .message("delivered")
+        .message_attributes("keep", attribute("yes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(drain(&c, &url).await, vec!["delivered".to_string()]);
+}

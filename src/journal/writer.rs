@@ -262,6 +262,7 @@ fn commit(
                         queues: Vec::new(),
                         deleted_at: state.deleted_at.clone(),
                         move_tasks: state.move_tasks.clone(),
+                        services: state.services.clone(),
                     };
                     tx.execute(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('engine', ?1)",

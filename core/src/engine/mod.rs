@@ -291,6 +291,8 @@ pub struct Engine {
     durability: std::sync::OnceLock<Arc<dyn persist::Durability>>,
     /// Orders queue-level reports to the journal (`persist.rs`).
     persist_order: std::sync::Mutex<()>,
+    /// Services beside SQS whose state rides in the queue-level state.
+    services: persist::Services,
 }
 
 impl Engine {
@@ -327,6 +329,7 @@ impl Engine {
             }),
             durability: std::sync::OnceLock::new(),
             persist_order: std::sync::Mutex::new(()),
+            services: Default::default(),
         })
     }
 

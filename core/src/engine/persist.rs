@@ -12,7 +12,7 @@
 //! [`Subscriber::queues_changed`]: super::events::Subscriber::queues_changed
 //! [`events::Snapshot`]: super::events::Snapshot
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -104,7 +104,49 @@ pub trait Durability: Send + Sync {
     >;
 }
 
+/// A service's snapshot of its state, for the journal.
+type Snapshot = Box<dyn Fn() -> Option<serde_json::Value> + Send + Sync>;
+
+/// The services beside SQS (SNS) that keep their state in the
+/// queue-level state: what each reports, and what a restart gave back.
+#[derive(Default)]
+pub(super) struct Services {
+    snapshots: std::sync::RwLock<Vec<(&'static str, Snapshot)>>,
+    restored: std::sync::Mutex<BTreeMap<String, serde_json::Value>>,
+}
+
 impl Engine {
+    /// Makes `snapshot` part of the queue-level state, under `name`: a
+    /// service beside SQS keeps its state in the same journal this way.
+    pub fn register_service(
+        &self,
+        name: &'static str,
+        snapshot: impl Fn() -> Option<serde_json::Value> + Send + Sync + 'static,
+    ) {
+        let mut list = self
+            .services
+            .snapshots
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        list.retain(|(n, _)| *n != name);
+        list.push((name, Box::new(snapshot)));
+    }
+
+    /// The state a data directory gave back for the service `name`, once.
+    pub fn take_restored_service(&self, name: &str) -> Option<serde_json::Value> {
+        self.services
+            .restored
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name)
+    }
+
+    /// Reports the queue-level state, with the services' (after a service
+    /// changed its own state), and waits until it is durable.
+    pub async fn service_changed(&self) -> Result<(), crate::error::SqsError> {
+        self.persisted(true).await
+    }
+
     /// The queue-level state as it is now.
     pub fn queue_level_state(&self) -> EngineState {
         self.queue_level_state_with(self.tasks.snapshot())
@@ -115,7 +157,16 @@ impl Engine {
     pub(super) fn queue_level_state_with(&self, move_tasks: serde_json::Value) -> EngineState {
         let queues: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
         let queues = queues.iter().map(|q| QueueRecord::of(q)).collect();
+        let services = self
+            .services
+            .snapshots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(|(name, snapshot)| Some((name.to_string(), snapshot()?)))
+            .collect();
         EngineState {
+            services,
             queues,
             deleted_at: self
                 .deleted_at
@@ -172,6 +223,11 @@ impl Engine {
 
     /// Starts putting back persisted state (at start, before serving).
     pub fn restorer(&self, state: EngineState) -> Restorer<'_> {
+        *self
+            .services
+            .restored
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = state.services;
         let mut by_uid = HashMap::new();
         for record in state.queues {
             let key = QueueKey {

@@ -39,4 +39,8 @@ pub struct EngineState {
     pub deleted_at: Vec<(String, String, String, u64)>,
     /// Message move tasks (the engine's own shape).
     pub move_tasks: serde_json::Value,
+    /// The state of services beside SQS on this engine (SNS's topics and
+    /// subscriptions), each in its own shape, by service name.
+    #[serde(default)]
+    pub services: BTreeMap<String, serde_json::Value>,
 }

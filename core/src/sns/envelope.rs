@@ -192,7 +192,6 @@ pub fn notification_json(n: &Notification<'_>) -> String {
     out
 }
 
-
 /// A SubscriptionConfirmation or UnsubscribeConfirmation's contents.
 pub struct Confirmation<'a> {
     pub kind: EnvelopeKind,

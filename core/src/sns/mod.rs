@@ -16,6 +16,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::api::RequestContext;
+
+/// The name SNS's state goes by in the engine's queue-level state.
+const SERVICE: &str = "sns";
 use crate::engine::Engine;
 
 pub mod actions;
@@ -50,13 +53,49 @@ pub struct State {
 }
 
 impl Sns {
+    /// The SNS service of `engine`: its topics ride in the engine's
+    /// queue-level state, so a data directory keeps them, and those it
+    /// kept are put back here.
     pub fn new(engine: Arc<Engine>, signer: Arc<dyn Signer>) -> Arc<Sns> {
-        Arc::new(Sns {
-            engine,
+        let sns = Arc::new(Sns {
+            engine: engine.clone(),
             signer,
             state: parking_lot::Mutex::new(State::default()),
             http: std::sync::OnceLock::new(),
-        })
+        });
+        if let Some(saved) = engine.take_restored_service(SERVICE) {
+            sns.restore(saved);
+        }
+        let weak = Arc::downgrade(&sns);
+        engine.register_service(SERVICE, move || weak.upgrade().map(|s| s.snapshot()));
+        sns
+    }
+
+    /// The topics and subscriptions as plain data (deduplication windows
+    /// and pending unsubscribe tokens are not kept).
+    fn snapshot(&self) -> serde_json::Value {
+        let state = self.lock();
+        let topics: Vec<&Topic> = state.topics.values().collect();
+        serde_json::to_value(topics).unwrap_or_default()
+    }
+
+    /// Puts back what [`snapshot`](Self::snapshot) gave, compiling each
+    /// filter policy again.
+    fn restore(&self, saved: serde_json::Value) {
+        let Ok(topics) = serde_json::from_value::<Vec<Topic>>(saved) else {
+            tracing::warn!("the saved SNS topics could not be read; starting without them");
+            return;
+        };
+        let mut state = self.lock();
+        for mut topic in topics {
+            for sub in &mut topic.subscriptions {
+                sub.recompile();
+                state
+                    .subscription_topics
+                    .insert(sub.arn.clone(), topic.arn.clone());
+            }
+            state.topics.insert(topic.arn.clone(), topic);
+        }
     }
 
     /// Installs what POSTs to HTTP subscribers (once, before serving).
@@ -91,11 +130,14 @@ impl Sns {
                 "The server cannot write to its data directory; only reads are served until it can. Please retry.",
             ));
         }
+        let changes_state = request.changes_state();
         let result = request.run(self, ctx);
-        self.engine
-            .persisted(false)
-            .await
-            .map_err(|e| SnsError::internal(e.message))?;
+        let durable = if changes_state && result.is_ok() {
+            self.engine.service_changed().await
+        } else {
+            self.engine.persisted(false).await
+        };
+        durable.map_err(|e| SnsError::internal(e.message))?;
         result
     }
 

@@ -160,9 +160,11 @@ impl Topic {
         serde_json::from_str(self.attribute("DeliveryPolicy")?).ok()
     }
 
-    /// The next SequenceNumber: 20 decimal digits, increasing.
-    pub fn next_sequence_number(&mut self) -> String {
-        self.sequence += 1;
+    /// The next SequenceNumber: 20 decimal digits, increasing. Counted
+    /// from the clock, so numbers keep increasing across a restart even
+    /// though a Publish does not journal the topic.
+    pub fn next_sequence_number(&mut self, now_ms: u64) -> String {
+        self.sequence = (self.sequence + 1).max(now_ms as u128);
         format!(
             "{:020}",
             10_000_000_000_000_000_000u128 + self.sequence * 1000
@@ -251,6 +253,15 @@ impl Subscription {
             })
         })
         .unwrap_or_else(|| "text/plain; charset=UTF-8".into())
+    }
+
+    /// Compiles the filter policy again (after a restart).
+    pub fn recompile(&mut self) {
+        self.filter = self
+            .attributes
+            .get("FilterPolicy")
+            .and_then(|p| FilterPolicy::parse(p, self.scope()).ok())
+            .map(Arc::new);
     }
 
     /// Every attribute as GetSubscriptionAttributes answers it.

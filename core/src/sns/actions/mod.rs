@@ -22,6 +22,9 @@ pub trait SnsUnit: Sized {
     type Response;
     /// Only reads: still served while the data directory cannot be written.
     const READ_ONLY: bool = false;
+    /// Changes topics or subscriptions (which the journal then records).
+    /// Publishing changes only messages.
+    const CHANGES_STATE: bool = !Self::READ_ONLY;
 
     fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<Self::Response, SnsError>;
 }
@@ -33,6 +36,11 @@ macro_rules! units {
                 Ok(match self {
                     $(SnsRequest::$name(r) => SnsResponse::$name(SnsUnit::run(r, sns, ctx)?),)*
                 })
+            }
+
+            /// Whether the action changes topics or subscriptions.
+            pub fn changes_state(&self) -> bool {
+                match self { $(SnsRequest::$name(_) => <$req as SnsUnit>::CHANGES_STATE,)* }
             }
 
             /// Whether the action only reads.

@@ -261,7 +261,7 @@ fn publish(
             return (id.clone(), Some(seq.clone()));
         }
         let message_id = uuid::Uuid::new_v4().to_string();
-        let seq = topic.next_sequence_number();
+        let seq = topic.next_sequence_number(now);
         topic.dedup.insert(
             key,
             (message_id.clone(), seq.clone(), now + DEDUP_WINDOW_MS),
@@ -538,6 +538,7 @@ fn target(
 
 impl SnsUnit for PublishRequest {
     type Response = PublishResult;
+    const CHANGES_STATE: bool = false;
 
     fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<PublishResult, SnsError> {
         let arn = target(ctx, &self.topic_arn, &self.target_arn, &self.phone_number)?;
@@ -609,6 +610,7 @@ fn check_batch_ids(entries: &[PublishBatchRequestEntry]) -> Result<(), SnsError>
 
 impl SnsUnit for PublishBatchRequest {
     type Response = PublishBatchResult;
+    const CHANGES_STATE: bool = false;
 
     fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<PublishBatchResult, SnsError> {
         let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
