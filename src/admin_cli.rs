@@ -398,6 +398,47 @@ fn short(s: &str, width: usize) -> String {
 }
 
 /// Left-aligned columns, two spaces apart.
+/// One row per subscription (a topic without any gets one row of its own).
+fn render_topics(v: &Value) -> String {
+    let mut rows = Vec::new();
+    for t in v["topics"].as_array().into_iter().flatten() {
+        let name = text(&t["name"]);
+        let subs = t["subscriptions"].as_array().cloned().unwrap_or_default();
+        if subs.is_empty() {
+            rows.push(vec![
+                name.clone(),
+                "-".into(),
+                "-".into(),
+                "".into(),
+                "".into(),
+            ]);
+        }
+        for s in subs {
+            let mut flags = Vec::new();
+            if s["pending"].as_bool() == Some(true) {
+                flags.push("pending");
+            }
+            if s["raw"].as_bool() == Some(true) {
+                flags.push("raw");
+            }
+            rows.push(vec![
+                name.clone(),
+                text(&s["protocol"]),
+                text(&s["endpoint"]),
+                flags.join(","),
+                s["filter_policy"].as_str().unwrap_or("").to_string(),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return "no topics".into();
+    }
+    table(
+        &["TOPIC", "PROTOCOL", "ENDPOINT", "FLAGS", "FILTER POLICY"],
+        &rows,
+    )
+}
+
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
@@ -628,6 +669,7 @@ pub enum AdminCommand {
     },
     Clock(Option<ClockAction>),
     Faults(Option<FaultsAction>),
+    Topics,
     Reset {
         queue: Option<String>,
     },
@@ -708,6 +750,11 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
                 Some(c) => client.ok("POST", "/_retsu/clock", Some(&c))?,
             };
             let t = render_clock(&v);
+            (v, t)
+        }
+        AdminCommand::Topics => {
+            let v = client.ok("GET", "/_retsu/topics", None)?;
+            let t = render_topics(&v);
             (v, t)
         }
         AdminCommand::Faults(action) => {

@@ -116,6 +116,11 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// List SNS topics with their subscriptions and filter policies (admin API).
+    Topics {
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
     /// Delete every queue and message, or empty one queue (admin API).
     Reset {
         /// Only empty this queue (keeps its attributes and tags).
@@ -166,6 +171,7 @@ impl Command {
                 admin,
             ),
             Command::Clock { action, admin } => (AdminCommand::Clock(action.clone()), admin),
+            Command::Topics { admin } => (AdminCommand::Topics, admin),
             Command::Faults { action, admin } => (AdminCommand::Faults(action.clone()), admin),
             Command::Reset { queue, admin } => (
                 AdminCommand::Reset {

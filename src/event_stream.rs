@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
-use crate::engine::events::{Event, Subscriber};
+use crate::engine::events::{Event, Subscriber, TopicEvent};
 use crate::history::EventQuery;
 
 /// Events a reader may fall behind by before it is cut off.
@@ -32,14 +32,31 @@ pub struct EventStream {
 
 struct Reader {
     filter: EventQuery,
-    tx: mpsc::Sender<Event>,
+    tx: mpsc::Sender<Streamed>,
     cut: Arc<AtomicBool>,
+}
+
+/// What a reader follows: messages' events and SNS fan-out steps, in the
+/// server-wide order they share.
+#[derive(Debug, Clone)]
+pub enum Streamed {
+    Message(Event),
+    Topic(TopicEvent),
+}
+
+impl Streamed {
+    pub fn seq(&self) -> u64 {
+        match self {
+            Streamed::Message(e) => e.seq,
+            Streamed::Topic(e) => e.seq,
+        }
+    }
 }
 
 /// One reader's end: the events that pass its filter, in order, until it
 /// is cut off (`cut` then reads true once `events` is drained and closed).
 pub struct Follower {
-    pub events: mpsc::Receiver<Event>,
+    pub events: mpsc::Receiver<Streamed>,
     pub cut: Arc<AtomicBool>,
 }
 
@@ -88,22 +105,43 @@ impl Subscriber for EventStream {
         }
         let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
         readers.retain(|reader| {
-            if reader.tx.is_closed() {
-                return false;
-            }
-            for e in events.iter().filter(|e| reader.filter.matches(e)) {
-                match reader.tx.try_send(light(e)) {
-                    Ok(()) => {}
-                    Err(mpsc::error::TrySendError::Full(_)) => {
-                        reader.cut.store(true, Ordering::Release);
-                        return false;
-                    }
-                    // The reader went away (its connection closed).
-                    Err(mpsc::error::TrySendError::Closed(_)) => return false,
-                }
-            }
-            true
+            let passing = events.iter().filter(|e| reader.filter.matches(e));
+            reader.offer(passing.map(|e| Streamed::Message(light(e))))
         });
         self.count.store(readers.len(), Ordering::Release);
+    }
+
+    fn topic_events(&self, events: &[TopicEvent]) {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        readers.retain(|reader| {
+            let passing = events.iter().filter(|e| reader.filter.matches_topic(e));
+            reader.offer(passing.cloned().map(Streamed::Topic))
+        });
+        self.count.store(readers.len(), Ordering::Release);
+    }
+}
+
+impl Reader {
+    /// Queues events for this reader; `false` when it is to be dropped
+    /// (its buffer is full: cut off; or it went away).
+    fn offer(&self, items: impl Iterator<Item = Streamed>) -> bool {
+        if self.tx.is_closed() {
+            return false;
+        }
+        for item in items {
+            match self.tx.try_send(item) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.cut.store(true, Ordering::Release);
+                    return false;
+                }
+                // The reader went away (its connection closed).
+                Err(mpsc::error::TrySendError::Closed(_)) => return false,
+            }
+        }
+        true
     }
 }

@@ -79,6 +79,11 @@ struct Kept {
     note: bool,
 }
 
+/// The queue index of a window place that holds no message event: an SNS
+/// fan-out step, which takes its number in the server-wide order but whose
+/// record lives with its topic (`/_retsu/topics`, the live stream).
+const FILLER: u32 = u32::MAX;
+
 /// A queue the window's events name: the key, and the incarnation its
 /// receipts were issued under.
 #[derive(Debug)]
@@ -168,7 +173,7 @@ impl Inner {
     /// that creates and deletes queues all day keeps a bounded table).
     fn drop_unused_queues(&mut self) {
         let mut used = vec![false; self.queues.len()];
-        for event in &self.window {
+        for event in self.window.iter().filter(|e| e.queue != FILLER) {
             used[event.queue as usize] = true;
         }
         // Kept entries keep their order; each old index maps to its new one.
@@ -180,7 +185,7 @@ impl Inner {
                 Some(at)
             })
             .collect();
-        for event in self.window.iter_mut() {
+        for event in self.window.iter_mut().filter(|e| e.queue != FILLER) {
             event.queue = renumbered[event.queue as usize];
         }
         let mut at = 0;
@@ -248,7 +253,44 @@ impl Inner {
         self.window
             .range(from..)
             .enumerate()
+            .filter(|(_, kept)| kept.queue != FILLER)
             .map(move |(i, kept)| self.event(self.first + (from + i) as u64, kept))
+    }
+
+    /// Holds the places of SNS fan-out steps, so the window's numbers
+    /// stay the server's event numbers.
+    fn fill(&mut self, seq: u64, at_ms: u64, max_events: usize) {
+        if self.window.len() >= max_events {
+            if let Some(kept) = self.window.front().copied() {
+                if kept.queue != FILLER && self.spilled.contains_key(&kept.message_id) {
+                    let event = self.event(self.first, &kept);
+                    if let Some(trail) = self.spilled.get_mut(&kept.message_id) {
+                        trail.push(event);
+                    }
+                }
+            }
+            self.window.pop_front();
+            self.first += 1;
+        }
+        let next = self.first + self.window.len() as u64;
+        if self.window.is_empty() || seq != next {
+            self.window.clear();
+            self.notes.clear();
+            self.first = seq;
+        }
+        self.window.push_back(Kept {
+            at_ms,
+            visible_at_ms: 0,
+            slot: 0,
+            nonce: 0,
+            message_id: Uuid::nil(),
+            queue: FILLER,
+            receive_count: 0,
+            kind: Transition::Sent,
+            visible: false,
+            receipt: false,
+            note: false,
+        });
     }
 }
 
@@ -263,8 +305,10 @@ pub struct History {
 #[derive(Debug, Clone, Default)]
 pub struct EventQuery {
     pub queue: Option<QueueKey>,
-    /// Any of these kinds; empty: all.
+    /// Any of these kinds; empty (and no topic kinds): all.
     pub kinds: Vec<Transition>,
+    /// Any of these SNS fan-out kinds (the live stream only).
+    pub topic_kinds: Vec<crate::engine::events::TopicEventKind>,
     /// Only events numbered after this.
     pub since: u64,
     pub limit: usize,
@@ -273,8 +317,15 @@ pub struct EventQuery {
 impl EventQuery {
     /// Whether an event passes the queue and kind filters.
     pub fn matches(&self, e: &Event) -> bool {
+        let any_kind = self.kinds.is_empty() && self.topic_kinds.is_empty();
         self.queue.as_ref().is_none_or(|q| *e.queue == *q)
-            && (self.kinds.is_empty() || self.kinds.contains(&e.kind))
+            && (any_kind || self.kinds.contains(&e.kind))
+    }
+
+    /// Whether an SNS fan-out step passes: only without a queue filter.
+    pub fn matches_topic(&self, e: &crate::engine::events::TopicEvent) -> bool {
+        let any_kind = self.kinds.is_empty() && self.topic_kinds.is_empty();
+        self.queue.is_none() && (any_kind || self.topic_kinds.contains(&e.kind))
     }
 }
 
@@ -317,7 +368,7 @@ impl History {
                 .window
                 .iter()
                 .enumerate()
-                .filter(|(_, k)| k.message_id == *message_id)
+                .filter(|(_, k)| k.message_id == *message_id && k.queue != FILLER)
                 .map(|(i, k)| inner.event(inner.first + i as u64, k)),
         );
         if events.is_empty() {
@@ -360,6 +411,14 @@ impl History {
 }
 
 impl Subscriber for History {
+    fn topic_events(&self, events: &[crate::engine::events::TopicEvent]) {
+        let max_events = self.limits.max_events;
+        let mut inner = self.lock();
+        for e in events {
+            inner.fill(e.seq, e.at_ms, max_events);
+        }
+    }
+
     fn publish(&self, events: &[Event]) {
         let limits = self.limits;
         let mut inner = self.lock();

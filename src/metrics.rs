@@ -8,6 +8,8 @@
 //! - Per queue, counted from the engine's event stream: messages sent,
 //!   received, deleted, expired, dead-lettered, purged and moved, and every
 //!   transition by kind.
+//! - Per SNS topic, counted from the fan-out events: messages published,
+//!   delivered, filtered out, failed and dead-lettered.
 //! - SQS requests by action and outcome (`ok` or the error code), and a
 //!   latency histogram per action, counted by the HTTP layer.
 //!
@@ -28,7 +30,7 @@ use prometheus_client::registry::Registry;
 use rustc_hash::FxHashMap;
 
 use crate::api::{Action, RequestContext};
-use crate::engine::events::{Event, Subscriber};
+use crate::engine::events::{Event, Subscriber, TopicEvent, TopicEventKind};
 use crate::engine::{Engine, QueueKey, Transition};
 
 /// The content type of the exposition.
@@ -60,6 +62,12 @@ struct KindLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TopicLabels {
+    topic: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     action: &'static str,
     outcome: &'static str,
@@ -87,6 +95,8 @@ type EventCounts = FxHashMap<usize, (Arc<QueueKey>, [u64; KINDS])>;
 /// The metrics subscriber and request recorder.
 pub struct Metrics {
     events: Mutex<EventCounts>,
+    /// Per topic ARN, fan-out steps by kind (`TopicEventKind::ALL` order).
+    topics: Mutex<FxHashMap<Arc<str>, [u64; TopicEventKind::ALL.len()]>>,
     requests: Family<RequestLabels, Counter>,
     latency: LatencyFamily,
     /// Per action (in `Action::ALL` order), the `ok` counter and the
@@ -130,6 +140,7 @@ impl Metrics {
             .collect();
         Metrics {
             events: Mutex::new(FxHashMap::default()),
+            topics: Mutex::new(FxHashMap::default()),
             requests,
             latency,
             ok,
@@ -274,6 +285,23 @@ impl Metrics {
             by_kind,
         );
 
+        let fanout = Family::<TopicLabels, Counter>::default();
+        for (topic, counts) in lock(&self.topics).iter() {
+            for (kind, n) in TopicEventKind::ALL.iter().zip(counts) {
+                fanout
+                    .get_or_create(&TopicLabels {
+                        topic: topic.to_string(),
+                        outcome: kind.name(),
+                    })
+                    .inc_by(*n);
+            }
+        }
+        registry.register(
+            "sns_messages",
+            "SNS messages per topic: published, and per subscription delivered, filtered_out, delivery_failed, dead_lettered",
+            fanout,
+        );
+
         registry.register(
             "sqs_requests",
             "SQS requests by action and outcome (ok, or the error code)",
@@ -299,6 +327,18 @@ impl Subscriber for Metrics {
                 .entry(Arc::as_ptr(&e.queue) as usize)
                 .or_insert_with(|| (e.queue.clone(), [0; KINDS]));
             entry.1[e.kind as usize] += 1;
+        }
+    }
+
+    fn topic_events(&self, events: &[TopicEvent]) {
+        let mut topics = lock(&self.topics);
+        for e in events {
+            let counts = topics.entry(e.topic_arn.clone()).or_default();
+            let i = TopicEventKind::ALL
+                .iter()
+                .position(|k| *k == e.kind)
+                .expect("every kind is listed");
+            counts[i] += 1;
         }
     }
 }

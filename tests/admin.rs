@@ -676,7 +676,10 @@ async fn reset_everything() {
     s.send_to_group(&url, "x", "g", Some("d")).await;
     clock(&s, json!({"advance": "1h"})).await;
     let answer = s.admin_post("/_retsu/reset", json!({})).await;
-    assert_eq!(answer, json!({"reset": true, "queues_deleted": 2}));
+    assert_eq!(
+        answer,
+        json!({"reset": true, "queues_deleted": 2, "topics_deleted": 0})
+    );
     let listed = s.client.list_queues().send().await.unwrap();
     assert!(listed.queue_urls.unwrap_or_default().is_empty());
     assert_eq!(s.admin_get("/_retsu/queues").await, json!({"queues": []}));

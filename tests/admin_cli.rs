@@ -241,3 +241,68 @@ async fn events_follow_prints_events_as_they_happen() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[tokio::test]
+async fn topics_lists_subscriptions_with_their_filter_policies() {
+    let server = start(&[]);
+    assert_eq!(server.ok(&["topics"]).trim(), "no topics");
+    let form = |params: &[(&str, &str)]| {
+        let mut body = String::new();
+        for (k, v) in params {
+            if !body.is_empty() {
+                body.push('&');
+            }
+            body.push_str(&format!("{k}={}", urlencode(v)));
+        }
+        body
+    };
+    let http = reqwest::Client::new();
+    let post = |body: String| {
+        http.post(server.endpoint())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let topic = "arn:aws:sns:us-east-1:000000000000:alerts";
+    assert!(post(form(&[("Action", "CreateTopic"), ("Name", "alerts")]))
+        .await
+        .unwrap()
+        .status()
+        .is_success());
+    let r = post(form(&[
+        ("Action", "Subscribe"),
+        ("TopicArn", topic),
+        ("Protocol", "sqs"),
+        ("Endpoint", "arn:aws:sqs:us-east-1:000000000000:pager"),
+        ("Attributes.entry.1.key", "FilterPolicy"),
+        ("Attributes.entry.1.value", r#"{"level":["high"]}"#),
+        ("Attributes.entry.2.key", "RawMessageDelivery"),
+        ("Attributes.entry.2.value", "true"),
+    ]))
+    .await
+    .unwrap();
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    let table = server.ok(&["topics"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("TOPIC"), "{table}");
+    assert!(lines[1].contains("alerts"), "{table}");
+    assert!(
+        lines[1].contains("arn:aws:sqs:us-east-1:000000000000:pager"),
+        "{table}"
+    );
+    assert!(lines[1].contains("raw"), "{table}");
+    assert!(lines[1].contains(r#"{"level":["high"]}"#), "{table}");
+    let v = server.json(&["topics"]);
+    assert_eq!(v["topics"][0]["subscriptions"][0]["protocol"], "sqs");
+}
+
+fn urlencode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

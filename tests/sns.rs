@@ -684,3 +684,127 @@ async fn sns_errors_come_in_sns_s_xml_shape() {
     t.send(&url, "x").await;
     assert_eq!(t.receive(&url, 1).await.len(), 1);
 }
+
+#[tokio::test]
+async fn fan_out_steps_show_in_the_admin_api_metrics_history_and_live_stream() {
+    let t = TestServer::start().await;
+    let sns = sns_client(&t.endpoint);
+    let url = t.create_queue("seen").await;
+    let arn = topic(&sns, "observed", &[]).await;
+    subscribe(
+        &sns,
+        &arn,
+        "seen",
+        &[("FilterPolicy", r#"{"colour":["blue"]}"#)],
+    )
+    .await;
+    subscribe(&sns, &arn, "gone", &[]).await;
+
+    // The live stream, opened before publishing.
+    let mut stream = t
+        .http
+        .get(format!(
+            "{}/_retsu/events/stream?kind=published,delivered,filtered_out,delivery_failed",
+            t.endpoint
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+
+    let blue = sns
+        .publish()
+        .topic_arn(&arn)
+        .message("blue one")
+        .message_attributes("colour", string_attribute("blue"))
+        .send()
+        .await
+        .unwrap()
+        .message_id
+        .unwrap();
+    sns.publish()
+        .topic_arn(&arn)
+        .message("red one")
+        .message_attributes("colour", string_attribute("red"))
+        .send()
+        .await
+        .unwrap();
+
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while seen.matches("event: filtered_out").count() < 1
+        || seen.matches("event: delivery_failed").count() < 2
+    {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let chunk = tokio::time::timeout(left, stream.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("missing fan-out events; so far: {seen}"))
+            .unwrap()
+            .expect("the stream stays open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert_eq!(seen.matches("event: published").count(), 2, "{seen}");
+    assert!(seen.contains("event: delivered"), "{seen}");
+    assert!(seen.contains(&blue), "{seen}");
+
+    // The admin listing: the subscription's policy, and why red was dropped.
+    let listing = t.admin_get("/_retsu/topics").await;
+    let topic = &listing["topics"][0];
+    assert_eq!(topic["arn"], arn.as_str());
+    let subs = topic["subscriptions"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    assert!(subs
+        .iter()
+        .any(|s| s["filter_policy"] == r#"{"colour":["blue"]}"#));
+    let recent = topic["recent"].as_array().unwrap();
+    let filtered = recent
+        .iter()
+        .find(|e| e["kind"] == "filtered_out")
+        .expect("a filtered_out step");
+    assert!(
+        filtered["detail"].as_str().unwrap().contains("colour"),
+        "{filtered}"
+    );
+    let failed = recent
+        .iter()
+        .find(|e| e["kind"] == "delivery_failed")
+        .unwrap();
+    assert!(
+        failed["detail"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{failed}"
+    );
+
+    // Metrics per topic.
+    let metrics = t.get("/metrics", &[]).await.body;
+    let line = |outcome: &str| {
+        metrics
+            .lines()
+            .find(|l| {
+                l.starts_with("retsu_sns_messages_total")
+                    && l.contains(&format!("outcome=\"{outcome}\""))
+                    && l.contains("observed")
+            })
+            .unwrap_or_else(|| panic!("no {outcome} line in {metrics}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(line("published"), "2");
+    assert_eq!(line("delivered"), "1");
+    assert_eq!(line("filtered_out"), "1");
+    assert_eq!(line("delivery_failed"), "2");
+
+    // The delivered SQS message's history names its publish.
+    let m = t.receive_one(&url).await;
+    let history = t
+        .admin_get(&format!("/_retsu/messages/{}", m.message_id.unwrap()))
+        .await;
+    let sent = &history["events"][0];
+    assert_eq!(sent["kind"], "sent", "{history}");
+    let detail = sent["detail"].as_str().unwrap();
+    assert!(detail.contains(&arn) && detail.contains(&blue), "{detail}");
+}

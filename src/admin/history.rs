@@ -105,14 +105,24 @@ pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
         },
     };
     let mut kinds = Vec::new();
+    let mut topic_kinds = Vec::new();
     for k in request
         .param("kind")
         .unwrap_or("")
         .split(',')
         .filter(|k| !k.is_empty())
     {
+        use crate::engine::events::TopicEventKind;
+        if let Some(kind) = TopicEventKind::ALL.iter().find(|t| t.name() == k) {
+            topic_kinds.push(*kind);
+            continue;
+        }
         let kind = Transition::from_name(k).ok_or_else(|| {
-            let known: Vec<&str> = Transition::ALL.iter().map(|t| t.name()).collect();
+            let known: Vec<&str> = Transition::ALL
+                .iter()
+                .map(|t| t.name())
+                .chain(TopicEventKind::ALL.iter().map(|t| t.name()))
+                .collect();
             bad_request(format!("unknown kind {k:?}; kinds: {}", known.join(", ")))
         })?;
         kinds.push(kind);
@@ -130,6 +140,7 @@ pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
     Ok(EventQuery {
         queue,
         kinds,
+        topic_kinds,
         since: number("since", 0, u64::MAX)?,
         limit: number("limit", DEFAULT_LIMIT as u64, MAX_LIMIT as u64)? as usize,
     })

@@ -49,6 +49,7 @@ mod peek;
 mod queues;
 mod reset;
 mod stream;
+mod topics;
 
 /// Largest admin request body.
 const MAX_BODY: usize = 1024 * 1024;
@@ -67,6 +68,8 @@ pub struct Admin {
     pub faults: Arc<crate::faults::Faults>,
     /// The live event stream's readers.
     pub event_stream: Arc<EventStream>,
+    /// SNS, for its topics' listing.
+    pub sns: Arc<retsu_core::sns::Sns>,
 }
 
 impl Admin {
@@ -323,6 +326,7 @@ fn route(admin: &Arc<Admin>, segs: &[&str], request: &AdminRequest, path: &str) 
         ["clock"] if m == Method::GET => clock::show(&admin),
         ["clock"] if m == Method::POST => clock::change(&admin, request),
         ["reset"] if m == Method::POST => reset::all(&admin),
+        ["topics"] if m == Method::GET => topics::list(&admin),
         ["faults"] if m == Method::GET => faults::show(&admin),
         ["faults"] if m == Method::POST => faults::set(&admin, request),
         ["faults"] if m == Method::DELETE => faults::clear(&admin, request),

@@ -11,6 +11,8 @@ use crate::engine::QueueKey;
 /// and history, switches every seeded fault off, and puts the clock back on
 /// system time, running: the state of a server just started.
 pub fn all(admin: &Admin) -> Response {
+    // Topics first: the engine's reset then records the state without them.
+    let topics = admin.sns.reset();
     let deleted = admin.engine.reset_all();
     admin.faults.clear(None);
     if let Some(history) = &admin.history {
@@ -19,7 +21,7 @@ pub fn all(admin: &Admin) -> Response {
     if let Some(clock) = admin.clock() {
         clock.reset();
     }
-    ok(json!({"reset": true, "queues_deleted": deleted}))
+    ok(json!({"reset": true, "queues_deleted": deleted, "topics_deleted": topics}))
 }
 
 /// Empties one queue and forgets its deduplication ids and receive

@@ -24,9 +24,10 @@ use bytes::Bytes;
 use serde_json::json;
 
 use super::history::{event_json, query};
+use super::topics::topic_event_json;
 use super::{Admin, AdminRequest};
-use crate::engine::events::Event;
-use crate::event_stream::Follower;
+use crate::engine::events::{Event, TopicEvent};
+use crate::event_stream::{Follower, Streamed};
 use crate::history::EventQuery;
 
 /// How long an idle stream waits before a keep-alive comment.
@@ -53,6 +54,7 @@ pub fn open(admin: &Arc<Admin>, request: &AdminRequest) -> Response {
     let follower = admin.event_stream.follow(EventQuery {
         queue: filter.queue.clone(),
         kinds: filter.kinds.clone(),
+        topic_kinds: filter.topic_kinds.clone(),
         since: 0,
         limit: 0,
     });
@@ -123,8 +125,9 @@ impl Stream {
             };
             match received {
                 Err(_) => return Some(Bytes::from_static(b": keep-alive\n\n")),
-                Ok(Some(e)) if e.seq <= self.last => continue,
-                Ok(Some(e)) => return Some(self.frame(&e)),
+                Ok(Some(e)) if e.seq() <= self.last => continue,
+                Ok(Some(Streamed::Message(e))) => return Some(self.frame(&e)),
+                Ok(Some(Streamed::Topic(e))) => return Some(self.topic_frame(&e)),
                 Ok(None) => {
                     self.done = true;
                     if !self.follower.cut.load(Ordering::Acquire) {
@@ -140,6 +143,16 @@ impl Stream {
                 }
             }
         }
+    }
+
+    fn topic_frame(&mut self, e: &TopicEvent) -> Bytes {
+        self.last = e.seq;
+        Bytes::from(format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            e.seq,
+            e.kind.name(),
+            topic_event_json(e)
+        ))
     }
 
     fn frame(&mut self, e: &Event) -> Bytes {

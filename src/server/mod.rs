@@ -169,6 +169,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
             event_stream: observers
                 .event_stream
                 .expect("attached whenever the admin API is served"),
+            sns: state.sns.clone(),
         })));
     }
 

@@ -67,6 +67,60 @@ pub struct Event {
     pub stored: Option<Box<Snapshot>>,
 }
 
+/// What happened to a message published to an SNS topic: its fan-out, as
+/// opposed to the transitions of the SQS messages it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TopicEventKind {
+    Published,
+    /// Handed to a subscription (a queue's `Sent`, or an HTTP endpoint's 2xx–4xx).
+    Delivered,
+    /// A subscription's filter policy did not match.
+    FilteredOut,
+    /// A subscription could not take it (its queue gone, an endpoint failing).
+    DeliveryFailed,
+    /// Sent to the subscription's RedrivePolicy queue instead.
+    DeadLettered,
+}
+
+impl TopicEventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TopicEventKind::Published => "published",
+            TopicEventKind::Delivered => "delivered",
+            TopicEventKind::FilteredOut => "filtered_out",
+            TopicEventKind::DeliveryFailed => "delivery_failed",
+            TopicEventKind::DeadLettered => "dead_lettered",
+        }
+    }
+
+    pub const ALL: &'static [TopicEventKind] = &[
+        TopicEventKind::Published,
+        TopicEventKind::Delivered,
+        TopicEventKind::FilteredOut,
+        TopicEventKind::DeliveryFailed,
+        TopicEventKind::DeadLettered,
+    ];
+}
+
+/// One step of a published message's fan-out.
+#[derive(Debug, Clone)]
+pub struct TopicEvent {
+    /// Server-wide order, shared with message events (set when published).
+    pub seq: u64,
+    pub at_ms: u64,
+    pub topic_arn: Arc<str>,
+    /// The SNS MessageId.
+    pub message_id: Arc<str>,
+    pub kind: TopicEventKind,
+    pub subscription_arn: Option<Arc<str>>,
+    /// The queue ARN or URL delivered to.
+    pub endpoint: Option<Arc<str>>,
+    /// The SQS message a delivery made.
+    pub delivered_as: Option<Uuid>,
+    /// Why: the filter's mismatch, the delivery's failure.
+    pub reason: Option<String>,
+}
+
 /// What the journal needs beyond an event's ids (see [`EventBus::capture`]).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -98,6 +152,10 @@ pub trait Subscriber: Send + Sync {
     fn begin_group(&self) {}
 
     fn end_group(&self) {}
+
+    /// Steps of SNS fan-outs, numbered in the same order as messages'
+    /// events.
+    fn topic_events(&self, _events: &[TopicEvent]) {}
 }
 
 thread_local! {
@@ -205,6 +263,22 @@ impl EventBus {
         Group {
             bus: Some(self),
             _one_thread: std::marker::PhantomData,
+        }
+    }
+
+    /// Numbers and hands SNS fan-out steps to the subscribers.
+    pub fn publish_topic_events(&self, mut events: Vec<TopicEvent>) {
+        if !self.is_active() || events.is_empty() {
+            return;
+        }
+        let mut last_seq = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
+        for e in &mut events {
+            *last_seq += 1;
+            e.seq = *last_seq;
+        }
+        let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        for s in subscribers.iter() {
+            s.topic_events(&events);
         }
     }
 

@@ -341,6 +341,11 @@ impl Engine {
         self.clock.now_ms()
     }
 
+    /// Reports steps of SNS fan-outs on the event bus.
+    pub fn topic_events(&self, events: Vec<events::TopicEvent>) {
+        self.shared.events.publish_topic_events(events);
+    }
+
     /// Subscribes to every message transition (see [`events`]).
     pub fn subscribe(&self, subscriber: Arc<dyn events::Subscriber>) {
         self.shared.events.subscribe(subscriber);

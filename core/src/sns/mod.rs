@@ -146,6 +146,15 @@ impl Sns {
         self.state.lock()
     }
 
+    /// Deletes every topic and subscription (the admin API's reset).
+    /// Returns how many topics there were.
+    pub fn reset(&self) -> usize {
+        let mut state = self.lock();
+        let n = state.topics.len();
+        *state = State::default();
+        n
+    }
+
     /// A read-only view of every topic, for the admin API and the CLI.
     pub fn topics(&self) -> Vec<Topic> {
         self.lock().topics.values().cloned().collect()

@@ -67,6 +67,10 @@ pub struct Topic {
     /// expiry). Not persisted: a restart forgets them, as SQS's do.
     #[serde(skip)]
     pub dedup: HashMap<String, (String, String, u64)>,
+    /// The last steps of its fan-outs (deliveries, and why a message was
+    /// filtered out), for the console. Not persisted.
+    #[serde(skip)]
+    pub recent: std::collections::VecDeque<crate::engine::events::TopicEvent>,
 }
 
 impl Topic {
@@ -84,6 +88,18 @@ impl Topic {
             deleted_subscriptions: 0,
             sequence: 0,
             dedup: HashMap::new(),
+            recent: Default::default(),
+        }
+    }
+
+    /// Keeps the last fan-out steps (a bounded window).
+    pub fn remember(&mut self, events: &[crate::engine::events::TopicEvent]) {
+        const RECENT: usize = 100;
+        for e in events {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(e.clone());
         }
     }
 

@@ -143,6 +143,8 @@ struct Prepared {
     message: Box<StoredMessage>,
     delay_ms: Option<u64>,
     result: SendMessageResult,
+    /// The `Sent` event's detail (a topic's delivery says whose).
+    note: Option<Arc<str>>,
 }
 
 /// Why a message could not be sent. In a batch, AWS reports most faults
@@ -284,6 +286,7 @@ fn prepare(
         }),
         delay_ms,
         result,
+        note: None,
     })
 }
 
@@ -324,9 +327,13 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     let delay_ms = prepared
         .delay_ms
         .unwrap_or(state.settings.delay_seconds as u64 * 1000);
-    state
-        .store
-        .insert(prepared.message, now + delay_ms, now, Transition::Sent);
+    state.store.insert_noted(
+        prepared.message,
+        now + delay_ms,
+        now,
+        Transition::Sent,
+        prepared.note,
+    );
     result
 }
 
@@ -339,6 +346,9 @@ pub struct TopicDelivery {
     pub dedup_id: Option<String>,
     /// The publisher's `X-Amzn-Trace-Id`, kept as `AWSTraceHeader`.
     pub trace_header: Option<String>,
+    /// Where it came from, for the message's history (its `Sent` event's
+    /// detail).
+    pub note: Option<Arc<str>>,
 }
 
 impl Engine {
@@ -370,7 +380,8 @@ impl Engine {
             dedup_id: delivery.dedup_id,
             group_id: delivery.group_id,
         };
-        let prepared = prepare(&ctx, &queue, max_size, content_dedup, input, false)?;
+        let mut prepared = prepare(&ctx, &queue, max_size, content_dedup, input, false)?;
+        prepared.note = delivery.note;
         let now = self.now();
         let result = enqueue(&mut queue.lock_at(now), prepared, now);
         Ok(result)

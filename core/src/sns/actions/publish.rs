@@ -7,12 +7,14 @@
 //! dropped, as AWS does with a client-side delivery error.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::*;
 use crate::api::MessageAttributeValue as SqsAttribute;
 use crate::clock::format_rfc3339;
+use crate::engine::events::{TopicEvent, TopicEventKind};
 use crate::engine::TopicDelivery;
 use crate::filter_policy::{Attribute, Scope};
 use crate::sns::envelope::{self, EnvelopeKind, Notification, SignatureVersion};
@@ -240,6 +242,23 @@ struct Published<'a> {
     timestamp: String,
 }
 
+impl Published<'_> {
+    /// A step of this message's fan-out.
+    fn event(&self, topic: &Topic, kind: TopicEventKind, now: u64) -> TopicEvent {
+        TopicEvent {
+            seq: 0,
+            at_ms: now,
+            topic_arn: topic.arn.as_str().into(),
+            message_id: self.message_id.as_str().into(),
+            kind,
+            subscription_arn: None,
+            endpoint: None,
+            delivered_as: None,
+            reason: None,
+        }
+    }
+}
+
 /// Publishes one checked message to every subscription of `topic`. A FIFO
 /// duplicate within the window answers the first publish's ids and
 /// delivers nothing.
@@ -294,11 +313,32 @@ fn publish(
     (message_id, None)
 }
 
-fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Published<'_>) {
+fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &mut Topic, published: &Published<'_>) {
+    let now = sns.engine().now();
+    let mut events = vec![published.event(topic, TopicEventKind::Published, now)];
+    deliver_each(sns, ctx, topic, published, &mut events);
+    topic.remember(&events);
+    sns.engine().topic_events(events);
+}
+
+fn deliver_each(
+    sns: &Sns,
+    ctx: &RequestContext,
+    topic: &Topic,
+    published: &Published<'_>,
+    events: &mut Vec<TopicEvent>,
+) {
+    let now = sns.engine().now();
     // One signature per distinct message text (they differ only with
     // MessageStructure=json).
     let mut signatures: Vec<(String, String)> = Vec::new();
     for sub in topic.subscriptions.iter().filter(|s| !s.pending) {
+        let step = |kind: TopicEventKind| {
+            let mut e = published.event(topic, kind, now);
+            e.subscription_arn = Some(sub.arn.as_str().into());
+            e.endpoint = Some(sub.endpoint.as_str().into());
+            e
+        };
         let text = published.checked.text_for(&sub.protocol);
         if let Some(filter) = &sub.filter {
             let verdict = match filter.scope() {
@@ -318,7 +358,10 @@ fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Publi
                     filter.match_attributes(&lookup, !attributes.is_empty())
                 }
             };
-            if verdict.is_err() {
+            if let Err(mismatch) = verdict {
+                let mut e = step(TopicEventKind::FilteredOut);
+                e.reason = Some(mismatch.to_string());
+                events.push(e);
                 continue;
             }
         }
@@ -362,7 +405,9 @@ fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Publi
             })
         };
         if sub.protocol == "sqs" {
-            deliver_to_queue(sns, ctx, topic, sub, published, body);
+            events.extend(deliver_to_queue(
+                sns, ctx, topic, sub, published, body, step,
+            ));
         } else {
             post(sns, ctx, topic, sub, published, body);
         }
@@ -464,6 +509,8 @@ fn sqs_attributes(
         .collect()
 }
 
+/// Sends to the subscription's queue (or its dead-letter queue), and says
+/// what came of it.
 fn deliver_to_queue(
     sns: &Sns,
     ctx: &RequestContext,
@@ -471,7 +518,13 @@ fn deliver_to_queue(
     sub: &Subscription,
     published: &Published<'_>,
     body: String,
-) {
+    step: impl Fn(TopicEventKind) -> TopicEvent,
+) -> Vec<TopicEvent> {
+    let note: Arc<str> = format!(
+        "from topic {}, SNS message {}",
+        topic.arn, published.message_id
+    )
+    .into();
     let raw = sub.raw();
     let attributes = if raw {
         sqs_attributes(&published.checked.attributes)
@@ -496,20 +549,45 @@ fn deliver_to_queue(
             group_id,
             dedup_id,
             trace_header: ctx.trace_header.clone(),
+            note: Some(note.clone()),
         }
     };
-    let refused = raw && published.checked.attributes.len() > MAX_RAW_ATTRIBUTES;
-    let delivered = !refused
-        && sns
-            .engine()
+    let outcome = if raw && published.checked.attributes.len() > MAX_RAW_ATTRIBUTES {
+        Err(format!(
+            "more than {MAX_RAW_ATTRIBUTES} message attributes cannot be delivered raw to SQS"
+        ))
+    } else {
+        sns.engine()
             .deliver(&sub.endpoint, delivery(&sub.endpoint))
-            .is_ok();
-    if !delivered {
-        if let Some(dlq) = sub.dead_letter_arn() {
-            // The dead-letter queue gets what the subscription would have.
-            let _ = sns.engine().deliver(&dlq, delivery(&dlq));
+            .map_err(|e| e.message)
+    };
+    let failure = match outcome {
+        Ok(sent) => {
+            let mut e = step(TopicEventKind::Delivered);
+            e.delivered_as = Some(sent.message_id.0);
+            return vec![e];
         }
+        Err(reason) => reason,
+    };
+    let mut failed = step(TopicEventKind::DeliveryFailed);
+    failed.reason = Some(failure);
+    let mut out = vec![failed];
+    if let Some(dlq) = sub.dead_letter_arn() {
+        // The dead-letter queue gets what the subscription would have.
+        let mut e = step(TopicEventKind::DeadLettered);
+        e.endpoint = Some(dlq.as_str().into());
+        match sns.engine().deliver(&dlq, delivery(&dlq)) {
+            Ok(sent) => e.delivered_as = Some(sent.message_id.0),
+            Err(err) => {
+                e.reason = Some(format!(
+                    "the dead-letter queue refused it too: {}",
+                    err.message
+                ))
+            }
+        }
+        out.push(e);
     }
+    out
 }
 
 /// The topic a Publish names, by `TopicArn` or `TargetArn`.

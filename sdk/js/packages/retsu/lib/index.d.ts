@@ -96,7 +96,7 @@ export interface RetsuClient {
   peek(queueName: string, options?: PeekOptions): Promise<PeekedMessage[]>;
   history(messageId: string): Promise<MessageHistory>;
   /** Delete every queue, message and history; the clock runs again (frozen again if started frozen). */
-  reset(): Promise<{ reset: true; queues_deleted: number }>;
+  reset(): Promise<{ reset: true; queues_deleted: number; topics_deleted: number }>;
   /** Empty one queue, keeping its attributes. */
   resetQueue(queueName: string): Promise<{ reset: true; messages_removed: number }>;
   health(): Promise<Record<string, unknown>>;

@@ -1,0 +1,66 @@
+//! `GET /_retsu/topics`: every SNS topic with its subscriptions (filter
+//! policies included) and the last steps of its fan-outs — deliveries, and
+//! why a message was filtered out. Read-only; nothing is consumed.
+
+use axum::response::Response;
+use serde_json::{json, Value};
+
+use super::{ok, Admin};
+use crate::engine::events::TopicEvent;
+
+/// One fan-out step, as the live stream and this listing show it.
+pub fn topic_event_json(e: &TopicEvent) -> Value {
+    json!({
+        "seq": e.seq,
+        "at_ms": e.at_ms,
+        "kind": e.kind.name(),
+        "topic": &*e.topic_arn,
+        "message_id": &*e.message_id,
+        "subscription": e.subscription_arn.as_deref(),
+        "endpoint": e.endpoint.as_deref(),
+        "delivered_as": e.delivered_as.map(|id| id.to_string()),
+        "detail": e.reason.as_deref(),
+    })
+}
+
+pub fn list(admin: &Admin) -> Response {
+    let topics: Vec<Value> = admin
+        .sns
+        .topics()
+        .iter()
+        .map(|t| {
+            let subscriptions: Vec<Value> = t
+                .subscriptions
+                .iter()
+                .map(|s| {
+                    json!({
+                        "arn": s.arn,
+                        "protocol": s.protocol,
+                        "endpoint": s.endpoint,
+                        "pending": s.pending,
+                        "raw": s.raw(),
+                        "filter_policy": s.attributes.get("FilterPolicy"),
+                        "filter_policy_scope": s.attributes.get("FilterPolicy").map(|_| {
+                            s.attributes
+                                .get("FilterPolicyScope")
+                                .map_or("MessageAttributes", String::as_str)
+                        }),
+                        "redrive_policy": s.attributes.get("RedrivePolicy"),
+                    })
+                })
+                .collect();
+            json!({
+                "arn": t.arn,
+                "name": t.name,
+                "region": t.region,
+                "account": t.account,
+                "fifo": t.fifo,
+                "attributes": t.all_attributes(),
+                "tags": t.tags,
+                "subscriptions": subscriptions,
+                "recent": t.recent.iter().rev().map(topic_event_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    ok(json!({ "topics": topics }))
+}
