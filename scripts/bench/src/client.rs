@@ -196,6 +196,17 @@ fn sdk_err<E: std::error::Error>(e: E) -> crate::BoxError {
 }
 
 impl Client {
+    /// A query-protocol form post (raw client only: the SNS scenarios).
+    pub async fn form(&mut self, params: &[(&str, &str)], what: &str) -> BoxResult<Bytes> {
+        let Client::Raw(c) = self else {
+            return Err("the SNS scenarios run with the raw client only".into());
+        };
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params)
+            .finish();
+        c.form(body, what).await
+    }
+
     pub async fn create_queue(&mut self, name: &str, fifo: bool) -> BoxResult<String> {
         match self {
             Client::Raw(c) => {
@@ -548,6 +559,19 @@ impl RawConn {
             .into());
         }
         Ok(bytes)
+    }
+
+    /// Posts one query-protocol form (SNS's only protocol); the 200
+    /// response's bytes.
+    pub async fn form(&mut self, body: String, what: &str) -> BoxResult<Bytes> {
+        if self.sender.is_closed() {
+            *self = RawConn::connect(self.addr).await?;
+        }
+        let req = Request::post("/")
+            .header(HOST, self.host.clone())
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Full::new(Bytes::from(body)))?;
+        self.exchange(req, REQUEST_TIMEOUT, what).await
     }
 
     /// Posts one JSON request and decodes the 200 response.

@@ -52,9 +52,10 @@ enum Scenario {
     Backlog,
     Memory,
     Startup,
+    Publish,
 }
 
-const ALL: [Scenario; 9] = [
+const ALL: [Scenario; 10] = [
     Scenario::Startup,
     Scenario::Send,
     Scenario::SendBatch,
@@ -64,6 +65,7 @@ const ALL: [Scenario; 9] = [
     Scenario::Fifo,
     Scenario::Backlog,
     Scenario::Memory,
+    Scenario::Publish,
 ];
 
 impl Scenario {
@@ -78,6 +80,7 @@ impl Scenario {
             Scenario::Backlog => "backlog",
             Scenario::Memory => "memory",
             Scenario::Startup => "startup",
+            Scenario::Publish => "publish",
         }
     }
 
@@ -93,7 +96,7 @@ impl Scenario {
     fn per_client(self) -> bool {
         !matches!(
             self,
-            Scenario::Backlog | Scenario::Memory | Scenario::Startup
+            Scenario::Backlog | Scenario::Memory | Scenario::Startup | Scenario::Publish
         )
     }
 }
@@ -616,6 +619,28 @@ async fn run_scenario(
         _ => {
             // (variant label, scenario function) pairs.
             let variants: Vec<(String, ScenarioFn)> = match scenario {
+                Scenario::Publish => {
+                    let n = sizes.publish;
+                    let c = 16;
+                    [(1, false, false), (3, false, false), (1, true, false), (1, true, true)]
+                        .into_iter()
+                        .map(|(subscriptions, attributes, filtered)| -> (String, ScenarioFn) {
+                            let shape = scenarios::PublishShape {
+                                subscriptions,
+                                attributes,
+                                filtered,
+                            };
+                            (
+                                scenarios::publish_variant(shape, c),
+                                Box::new(move |run| {
+                                    Box::pin(async move {
+                                        Ok(vec![scenarios::publish(run, c, n, shape).await?])
+                                    })
+                                }),
+                            )
+                        })
+                        .collect()
+                }
                 Scenario::Send => sizes
                     .send
                     .iter()

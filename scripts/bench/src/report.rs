@@ -354,6 +354,44 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
             });
         }
     }
+    // SNS: a publish's cost against a send's, per message: server CPU when
+    // measured, else the time per message at the measured rate.
+    let cost = |s: &Summary| {
+        s.server_cpu_us_per_msg
+            .or((s.msgs_per_s > 0.0).then(|| 1e6 / s.msgs_per_s))
+    };
+    let send16 = find("send", "c=16");
+    let one = find("publish", "1 sub c=16");
+    let three = find("publish", "3 subs c=16");
+    let attrs = find("publish", "1 sub, 5 attributes c=16");
+    let filtered = find("publish", "1 sub, 5 attributes, 5-key filter c=16");
+    let rate = one.zip(send16).map(|(p, s)| 100.0 * p.msgs_per_s / s.msgs_per_s);
+    out.push(Target {
+        name: "publish c=16, 1 raw subscription".into(),
+        goal: ">= 80% of SendMessage's rate".into(),
+        measured: rate.map_or("-".into(), |p| format!("{p:.0}%")),
+        met: rate.map(|p| p >= 80.0),
+    });
+    let further = match (one.and_then(cost), three.and_then(cost), send16.and_then(cost)) {
+        (Some(a), Some(b), Some(s)) => Some(100.0 * (b - a) / 2.0 / s),
+        _ => None,
+    };
+    out.push(Target {
+        name: "publish: each further subscription".into(),
+        goal: "<= 30% of one SendMessage".into(),
+        measured: further.map_or("-".into(), |p| format!("{p:.0}%")),
+        met: further.map(|p| p <= 30.0),
+    });
+    let filter = match (attrs.and_then(cost), filtered.and_then(cost)) {
+        (Some(a), Some(f)) => Some(100.0 * (f - a) / a),
+        _ => None,
+    };
+    out.push(Target {
+        name: "publish: a 5-key filter policy".into(),
+        goal: "<= 10% of a publish".into(),
+        measured: filter.map_or("-".into(), |p| format!("{p:.0}%")),
+        met: filter.map(|p| p <= 10.0),
+    });
     let wake = find("longpoll-wake", crate::scenarios::WAKE_VARIANT);
     for (what, value, goal) in [
         ("p99", wake.and_then(|s| s.p99_ms), 1.0),

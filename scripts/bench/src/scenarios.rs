@@ -37,6 +37,8 @@ pub struct Sizes {
     pub backlog_consumers: usize,
     pub memory_messages: u64,
     pub startup_runs: usize,
+    /// Messages published per `publish` variant.
+    pub publish: u64,
 }
 
 impl Sizes {
@@ -56,6 +58,7 @@ impl Sizes {
             backlog_consumers: 4,
             memory_messages: 200_000,
             startup_runs: 10,
+            publish: s(40_000),
         }
     }
 
@@ -73,6 +76,7 @@ impl Sizes {
             backlog_consumers: 4,
             memory_messages: 20_000,
             startup_runs: 3,
+            publish: 2_000,
         }
     }
 }
@@ -989,4 +993,149 @@ mod tests {
         assert_eq!(for_client(40_000, ClientKind::Sdk), 10_000);
         assert_eq!(for_client(500, ClientKind::Sdk), 120);
     }
+}
+
+/// The filter policy of `publish`'s filtered variant: five keys, one of
+/// each common operator, which every message passes.
+const FIVE_KEY_POLICY: &str = r#"{"kind":["order"],"region":[{"prefix":"eu-"}],"size":[{"numeric":[">",0,"<=",1000]}],"tier":[{"anything-but":"free"}],"trace":[{"exists":true}]}"#;
+
+/// What a `publish` variant publishes to.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishShape {
+    pub subscriptions: usize,
+    /// The messages carry the five attributes of [`FIVE_ATTRIBUTES`].
+    pub attributes: bool,
+    /// Each subscription has [`FIVE_KEY_POLICY`] (which they pass).
+    pub filtered: bool,
+}
+
+/// `publish`: SNS Publish of 100-byte messages from `concurrency` clients
+/// to a topic with raw SQS subscriptions, as `shape` says.
+pub async fn publish(
+    run: &Run<'_>,
+    concurrency: usize,
+    n: u64,
+    shape: PublishShape,
+) -> BoxResult<Measurement> {
+    let PublishShape {
+        subscriptions,
+        attributes,
+        filtered,
+    } = shape;
+    let mut setup = run.endpoint.client(ClientKind::Raw).await?;
+    let topic_name = queue_name("publish", false);
+    let answer = setup
+        .form(&[("Action", "CreateTopic"), ("Name", &topic_name)], "CreateTopic")
+        .await?;
+    let answer = String::from_utf8_lossy(&answer);
+    let topic = answer
+        .split("<TopicArn>")
+        .nth(1)
+        .and_then(|r| r.split("</TopicArn>").next())
+        .ok_or_else(|| format!("CreateTopic returned no TopicArn: {answer:.300}"))?
+        .to_string();
+    let mut queues = Vec::new();
+    for _ in 0..subscriptions {
+        let url = create_queue(run, "publish", false).await?;
+        let name = url.rsplit('/').next().unwrap_or_default().to_string();
+        let arn = format!("arn:aws:sqs:us-east-1:000000000000:{name}");
+        let mut params = vec![
+            ("Action", "Subscribe"),
+            ("TopicArn", topic.as_str()),
+            ("Protocol", "sqs"),
+            ("Endpoint", arn.as_str()),
+            ("Attributes.entry.1.key", "RawMessageDelivery"),
+            ("Attributes.entry.1.value", "true"),
+        ];
+        if filtered {
+            params.push(("Attributes.entry.2.key", "FilterPolicy"));
+            params.push(("Attributes.entry.2.value", FIVE_KEY_POLICY));
+        }
+        setup.form(&params, "Subscribe").await?;
+        queues.push(url);
+    }
+    let n = for_client(n, run.client);
+    let cs = clients(run.endpoint, ClientKind::Raw, concurrency).await?;
+    let next = Arc::new(AtomicU64::new(0));
+    let deadline = run.deadline;
+    let (elapsed, work, scpu, ccpu) = timed(run, cs, |_, mut c| {
+        let (topic, next) = (topic.clone(), next.clone());
+        async move {
+            let mut w = Work::default();
+            loop {
+                check_deadline(deadline)?;
+                let tag = next.fetch_add(1, Ordering::Relaxed);
+                if tag >= n {
+                    return Ok(w);
+                }
+                let message = body(tag, 0, 100);
+                let mut params = vec![
+                    ("Action", "Publish"),
+                    ("TopicArn", topic.as_str()),
+                    ("Message", message.as_str()),
+                ];
+                if attributes {
+                    params.extend_from_slice(&FIVE_ATTRIBUTES);
+                }
+                let t = Instant::now();
+                let out = c.form(&params, "Publish").await?;
+                if !contains_bytes(&out, b"<MessageId>") {
+                    return Err(format!(
+                        "Publish returned no MessageId: {}",
+                        String::from_utf8_lossy(&out[..out.len().min(300)])
+                    )
+                    .into());
+                }
+                w.latencies.push(t.elapsed().as_nanos() as u64);
+                w.messages += 1;
+                w.requests += 1;
+            }
+        }
+    })
+    .await?;
+    for url in &queues {
+        expect_stored(run, url, n).await?;
+        delete_queue(run, url).await?;
+    }
+    setup
+        .form(&[("Action", "DeleteTopic"), ("TopicArn", &topic)], "DeleteTopic")
+        .await?;
+    let variant = publish_variant(shape, concurrency);
+    let mut m = run.measurement("publish", variant);
+    fill_in(&mut m, elapsed, work, "one Publish", scpu, ccpu);
+    Ok(m)
+}
+
+/// A `publish` variant's name.
+pub fn publish_variant(shape: PublishShape, concurrency: usize) -> String {
+    let subs = match shape.subscriptions {
+        1 => "1 sub".to_string(),
+        n => format!("{n} subs"),
+    };
+    let attributes = if shape.attributes { ", 5 attributes" } else { "" };
+    let filter = if shape.filtered { ", 5-key filter" } else { "" };
+    format!("{subs}{attributes}{filter} c={concurrency}")
+}
+
+/// The five attributes `FIVE_KEY_POLICY` looks at, as query parameters.
+const FIVE_ATTRIBUTES: [(&str, &str); 15] = [
+    ("MessageAttributes.entry.1.Name", "kind"),
+    ("MessageAttributes.entry.1.Value.DataType", "String"),
+    ("MessageAttributes.entry.1.Value.StringValue", "order"),
+    ("MessageAttributes.entry.2.Name", "region"),
+    ("MessageAttributes.entry.2.Value.DataType", "String"),
+    ("MessageAttributes.entry.2.Value.StringValue", "eu-west-1"),
+    ("MessageAttributes.entry.3.Name", "size"),
+    ("MessageAttributes.entry.3.Value.DataType", "Number"),
+    ("MessageAttributes.entry.3.Value.StringValue", "100"),
+    ("MessageAttributes.entry.4.Name", "tier"),
+    ("MessageAttributes.entry.4.Value.DataType", "String"),
+    ("MessageAttributes.entry.4.Value.StringValue", "gold"),
+    ("MessageAttributes.entry.5.Name", "trace"),
+    ("MessageAttributes.entry.5.Value.DataType", "String"),
+    ("MessageAttributes.entry.5.Value.StringValue", "t-1"),
+];
+
+fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
 }
