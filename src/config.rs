@@ -11,6 +11,7 @@ use crate::clock::{parse_rfc3339, ControlledClock};
 use crate::engine::EngineConfig;
 
 pub mod file;
+pub mod topics;
 
 /// An Amazon SQS wire-compatible emulator: one small binary, both wire
 /// protocols (AWS JSON 1.0 and query/XML), real SQS semantics.

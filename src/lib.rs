@@ -22,7 +22,7 @@
 //! `notification_signing` (SNS's message signatures: key, certificate,
 //! string to sign).
 
-pub use retsu_core::{api, clock, engine, error};
+pub use retsu_core::{api, clock, engine, error, filter_policy, sns};
 
 pub mod admin;
 pub mod admin_cli;

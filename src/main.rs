@@ -142,6 +142,15 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
         names.len(),
         names.join(", ")
     );
+    if !resolved.plan.topics.is_empty() {
+        let topics: Vec<String> = resolved
+            .plan
+            .topics
+            .iter()
+            .map(|t| format!("{} ({} subscriptions)", t.name, t.subscriptions.len()))
+            .collect();
+        println!("  topics         {} ({})", topics.len(), topics.join(", "));
+    }
     ExitCode::SUCCESS
 }
 
@@ -204,14 +213,20 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         tracing::error!("{e}");
         return ExitCode::from(BAD_CONFIG);
     }
-    // The file's queues (new or updated) are part of the stored state.
+    // SNS on the same engine, and the file's topics on it.
+    let services = retsu::server::Services::new(&config, engine.clone());
+    if let Err(e) = plan.apply_topics(&services.sns, &provision_base).await {
+        tracing::error!("{e}");
+        return ExitCode::from(BAD_CONFIG);
+    }
+    // The file's queues and topics (new or updated) are part of the stored state.
     engine.queues_changed();
     let storage = config
         .data_dir
         .as_ref()
         .map_or("in memory".into(), |d| d.display().to_string());
     let address = format!("{}:{}", config.host, config.port);
-    let server = match retsu::server::start_with_engine(config, engine).await {
+    let server = match retsu::server::start_with_services(config, engine, services).await {
         Ok(server) => server,
         Err(e) => {
             tracing::error!("cannot listen on {address}: {e}");

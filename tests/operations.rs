@@ -355,3 +355,93 @@ fn health_subcommand_probes_the_running_server() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("unhealthy"), "{}", stderr(&out));
 }
+
+/// `[[topics]]`: the example file's topic fans out to its queues as
+/// declared (raw delivery, a filter policy), and a bad policy is reported
+/// at its line before anything listens.
+#[tokio::test]
+async fn configured_topics_deliver_to_the_queues_they_name() {
+    let port = free_port();
+    let mut command = retsu();
+    command.args(["--config", EXAMPLE, "--port", &port.to_string()]);
+    let retsu = Running::start(command, port);
+    let sqs = retsu.client("us-east-1");
+    let sns = aws_sdk_sns::Client::from_conf(
+        aws_sdk_sns::Config::builder()
+            .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
+            .region(aws_sdk_sns::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_sns::config::Credentials::new(
+                "test", "test", None, None, "static",
+            ))
+            .endpoint_url(retsu.endpoint())
+            .build(),
+    );
+    let topic = "arn:aws:sns:us-east-1:000000000000:order-events";
+    let attribute = |v: &str| {
+        aws_sdk_sns::types::MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(v)
+            .build()
+            .unwrap()
+    };
+    for kind in ["invoice", "ignored"] {
+        sns.publish()
+            .topic_arn(topic)
+            .message(format!(r#"{{"amount":5,"kind":"{kind}"}}"#))
+            .message_attributes("kind", attribute(kind))
+            .send()
+            .await
+            .unwrap();
+    }
+    let jobs = sqs
+        .get_queue_url()
+        .queue_name("jobs")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let got = sqs
+        .receive_message()
+        .queue_url(&jobs)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .unwrap()
+        .messages
+        .unwrap_or_default();
+    let bodies: Vec<&str> = got.iter().map(|m| m.body().unwrap()).collect();
+    assert_eq!(
+        bodies,
+        vec![r#"{"amount":5,"kind":"invoice"}"#],
+        "raw, filtered"
+    );
+
+    let bad = write_file(
+        "bad-topic.toml",
+        "[[queues]]\nname = \"q\"\n\n[[topics]]\nname = \"t\"\n[[topics.subscriptions]]\nqueue = \"q\"\nfilter_policy = { a = [] }\n",
+    );
+    let out = retsu_command_check(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{}, line 8, column 17: topic \"t\": Invalid parameter: Attributes Reason: FilterPolicy: Empty arrays are not allowed",
+            bad.display()
+        )),
+        "{err}"
+    );
+    let unknown = write_file(
+        "unknown-queue.toml",
+        "[[topics]]\nname = \"t\"\n[[topics.subscriptions]]\nqueue = \"nope\"\n",
+    );
+    let err = stderr(&retsu_command_check(&unknown));
+    assert!(
+        err.contains("queue \"nope\" is not declared in [[queues]]"),
+        "{err}"
+    );
+}
+
+fn retsu_command_check(file: &std::path::Path) -> Output {
+    retsu().arg("check-config").arg(file).output().unwrap()
+}

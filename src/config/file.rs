@@ -61,6 +61,9 @@ pub struct FileConfig {
     pub auth: Option<AuthDecl>,
     #[serde(default)]
     pub queues: Vec<QueueDecl>,
+    /// `[[topics]]`: SNS topics and their subscriptions (`config/topics.rs`).
+    #[serde(default)]
+    pub topics: Vec<super::topics::TopicDecl>,
 }
 
 /// The `[limits]` table: what one client may cost (the `--header-timeout`
@@ -369,6 +372,8 @@ impl FileConfig {
 pub struct QueuePlan {
     source: Option<Arc<Source>>,
     pub queues: Vec<PlannedQueue>,
+    /// The SNS topics, made after the queues they deliver to.
+    pub topics: Vec<super::topics::PlannedTopic>,
 }
 
 /// One queue to create, with where its parts were written.
@@ -390,6 +395,7 @@ impl QueuePlan {
         QueuePlan {
             source: None,
             queues: Vec::new(),
+            topics: Vec::new(),
         }
     }
 
@@ -583,9 +589,11 @@ impl QueuePlan {
                 max_receive_count_span: q.max_receive_count.as_ref().map(|c| c.span()),
             });
         }
+        let topics = super::topics::plan(&file.topics, source, config, &queues)?;
         Ok(QueuePlan {
             source: Some(Arc::new(source.clone())),
             queues,
+            topics,
         })
     }
 
@@ -593,7 +601,18 @@ impl QueuePlan {
     /// is found before the real server is touched.
     pub async fn check(&self, config: EngineConfig) -> Result<(), ConfigError> {
         let scratch = Engine::new(Arc::new(SystemClock), config);
-        self.apply(&scratch, "http://localhost").await
+        self.apply(&scratch, "http://localhost").await?;
+        let sns = crate::sns::Sns::new(scratch, Arc::new(super::topics::Unsigned));
+        self.apply_topics(&sns, "http://localhost").await
+    }
+
+    /// Creates (or updates) the file's SNS topics and subscriptions.
+    pub async fn apply_topics(
+        &self,
+        sns: &crate::sns::Sns,
+        base_url: &str,
+    ) -> Result<(), ConfigError> {
+        super::topics::apply(&self.topics, sns, base_url, self.source.as_ref()).await
     }
 
     /// Creates (or updates) every queue, dead-letter queues first, through

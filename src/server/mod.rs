@@ -108,6 +108,34 @@ pub async fn start(config: Config, clock: Arc<dyn Clock>) -> io::Result<RunningS
 /// Like [`start`], serving an engine prepared beforehand (the queues of a
 /// configuration file exist before the first connection).
 pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Result<RunningServer> {
+    let services = Services::new(&config, engine.clone());
+    start_with_services(config, engine, services).await
+}
+
+/// The services beside SQS on the engine: SNS and its signer. Made before
+/// serving, so a configuration file's topics exist before the first
+/// connection.
+pub struct Services {
+    pub sns: Arc<retsu_core::sns::Sns>,
+    signer: Arc<crate::notification_signing::LazySigner>,
+}
+
+impl Services {
+    pub fn new(config: &Config, engine: Arc<Engine>) -> Services {
+        let signer = Arc::new(crate::notification_signing::LazySigner::new(
+            config.data_dir.clone(),
+        ));
+        let sns = retsu_core::sns::Sns::new(engine, signer.clone());
+        Services { sns, signer }
+    }
+}
+
+/// Like [`start_with_engine`], with the services made beforehand.
+pub async fn start_with_services(
+    config: Config,
+    engine: Arc<Engine>,
+    services: Services,
+) -> io::Result<RunningServer> {
     let auth = crate::auth::Verifier::from_settings(config.auth, &config.auth_keys)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
@@ -117,10 +145,7 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
     let metrics = observers.metrics.clone();
 
     let faults = Arc::new(crate::faults::Faults::default());
-    let signer = Arc::new(crate::notification_signing::LazySigner::new(
-        config.data_dir.clone(),
-    ));
-    let sns = retsu_core::sns::Sns::new(engine.clone(), signer.clone());
+    let Services { sns, signer } = services;
     let state = Arc::new(AppState {
         sns,
         signer,

@@ -622,9 +622,15 @@ async fn run_scenario(
                 Scenario::Publish => {
                     let n = sizes.publish;
                     let c = 16;
-                    [(1, false, false), (3, false, false), (1, true, false), (1, true, true)]
-                        .into_iter()
-                        .map(|(subscriptions, attributes, filtered)| -> (String, ScenarioFn) {
+                    [
+                        (1, false, false),
+                        (3, false, false),
+                        (1, true, false),
+                        (1, true, true),
+                    ]
+                    .into_iter()
+                    .map(
+                        |(subscriptions, attributes, filtered)| -> (String, ScenarioFn) {
                             let shape = scenarios::PublishShape {
                                 subscriptions,
                                 attributes,
@@ -638,8 +644,9 @@ async fn run_scenario(
                                     })
                                 }),
                             )
-                        })
-                        .collect()
+                        },
+                    )
+                    .collect()
                 }
                 Scenario::Send => sizes
                     .send

@@ -365,14 +365,20 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
     let three = find("publish", "3 subs c=16");
     let attrs = find("publish", "1 sub, 5 attributes c=16");
     let filtered = find("publish", "1 sub, 5 attributes, 5-key filter c=16");
-    let rate = one.zip(send16).map(|(p, s)| 100.0 * p.msgs_per_s / s.msgs_per_s);
+    let rate = one
+        .zip(send16)
+        .map(|(p, s)| 100.0 * p.msgs_per_s / s.msgs_per_s);
     out.push(Target {
         name: "publish c=16, 1 raw subscription".into(),
         goal: ">= 80% of SendMessage's rate".into(),
         measured: rate.map_or("-".into(), |p| format!("{p:.0}%")),
         met: rate.map(|p| p >= 80.0),
     });
-    let further = match (one.and_then(cost), three.and_then(cost), send16.and_then(cost)) {
+    let further = match (
+        one.and_then(cost),
+        three.and_then(cost),
+        send16.and_then(cost),
+    ) {
         (Some(a), Some(b), Some(s)) => Some(100.0 * (b - a) / 2.0 / s),
         _ => None,
     };

@@ -1025,7 +1025,10 @@ pub async fn publish(
     let mut setup = run.endpoint.client(ClientKind::Raw).await?;
     let topic_name = queue_name("publish", false);
     let answer = setup
-        .form(&[("Action", "CreateTopic"), ("Name", &topic_name)], "CreateTopic")
+        .form(
+            &[("Action", "CreateTopic"), ("Name", &topic_name)],
+            "CreateTopic",
+        )
         .await?;
     let answer = String::from_utf8_lossy(&answer);
     let topic = answer
@@ -1098,7 +1101,10 @@ pub async fn publish(
         delete_queue(run, url).await?;
     }
     setup
-        .form(&[("Action", "DeleteTopic"), ("TopicArn", &topic)], "DeleteTopic")
+        .form(
+            &[("Action", "DeleteTopic"), ("TopicArn", &topic)],
+            "DeleteTopic",
+        )
         .await?;
     let variant = publish_variant(shape, concurrency);
     let mut m = run.measurement("publish", variant);
@@ -1112,7 +1118,11 @@ pub fn publish_variant(shape: PublishShape, concurrency: usize) -> String {
         1 => "1 sub".to_string(),
         n => format!("{n} subs"),
     };
-    let attributes = if shape.attributes { ", 5 attributes" } else { "" };
+    let attributes = if shape.attributes {
+        ", 5 attributes"
+    } else {
+        ""
+    };
     let filter = if shape.filtered { ", 5-key filter" } else { "" };
     format!("{subs}{attributes}{filter} c={concurrency}")
 }
