@@ -1,7 +1,7 @@
-// The only two things the console talks to: Retsu's admin API (/_retsu/…,
-// JSON, optional bearer token) and the SQS JSON API at "/" — the same calls
-// an SDK makes. Nothing here ever calls ReceiveMessage: looking must not
-// change a queue.
+// What the console talks to: Retsu's admin API (/_retsu/…, JSON, optional
+// bearer token), and at "/" the SQS JSON API and SNS's query API — the same
+// calls an SDK makes. Nothing here ever calls ReceiveMessage: looking must
+// not change a queue.
 
 const TOKEN_KEY = 'retsu.adminToken';
 
@@ -72,6 +72,37 @@ export async function sqs(action, params = {}) {
     throw new ApiError(res.status, type, data.message || data.Message || type);
   }
   return data;
+}
+
+/**
+ * Calls an SNS action through its query protocol (a form POST answered in
+ * XML), as an SDK does. Like the SQS API it takes no admin token. Returns a
+ * reader of the answer: `pick('MessageId')` is the first such element's text.
+ */
+export async function sns(action, params = {}) {
+  const body = new URLSearchParams({ Action: action, Version: '2010-03-31' });
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null) body.append(k, v);
+  }
+  const res = await fetch('/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+  const text = await res.text();
+  const doc = new DOMParser().parseFromString(text, 'application/xml');
+  const pick = (tag) => {
+    const el = doc.getElementsByTagName(tag)[0];
+    return el ? el.textContent : null;
+  };
+  if (!res.ok || doc.getElementsByTagName('ErrorResponse').length > 0) {
+    const code = pick('Code') || String(res.status);
+    throw new ApiError(res.status, code, pick('Message') || res.statusText || code);
+  }
+  if (!doc.getElementsByTagName(`${action}Response`).length) {
+    throw new ApiError(res.status, 'Unavailable', `This server does not answer SNS's ${action}.`, true);
+  }
+  return { pick };
 }
 
 /** The path segment the admin API names a queue by. */

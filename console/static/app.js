@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, usePoll, setServerClock, fmtTime, fmtDuration } from './util.js';
 import { admin, adminToken, setAdminToken } from './api.js';
 import { Toasts } from './views/parts.js';
-import { QueuesView } from './views/queues.js';
+import { QueuesView, TopicsView } from './views/queues.js';
 import { QueueView } from './views/queue.js';
 import { MessageView } from './views/message.js';
 import { DeadLettersView } from './views/dlq.js';
@@ -18,6 +18,10 @@ function parseRoute(hash) {
     return { view: 'queue', queue: { region: parts[1], account: parts[2], name: parts[3] } };
   }
   if (parts[0] === 'messages' && parts[1]) return { view: 'message', id: parts[1] };
+  if (parts[0] === 'topics') {
+    const topic = parts.length === 4 ? { region: parts[1], account: parts[2], name: parts[3] } : null;
+    return { view: 'topics', topic };
+  }
   if (parts[0] === 'dead-letters') return { view: 'dlq' };
   if (parts[0] === 'time') return { view: 'time' };
   return { view: 'queues' };
@@ -58,6 +62,7 @@ function TokenButton() {
 
 const NAV = [
   ['queues', '#/queues', 'Queues'],
+  ['topics', '#/topics', 'Topics'],
   ['dlq', '#/dead-letters', 'Dead letters'],
   ['time', '#/time', 'Time & faults'],
 ];
@@ -80,6 +85,9 @@ function App() {
   switch (route.view) {
     case 'queue': view = html`<${QueueView} key=${JSON.stringify(route.queue)} ref_=${route.queue} />`; break;
     case 'message': view = html`<${MessageView} key=${route.id} id=${route.id} />`; break;
+    // One view for the list and the selected topic: choosing another topic
+    // keeps the screen (and its live stream) and moves focus to the details.
+    case 'topics': view = html`<${TopicsView} selected=${route.topic} />`; break;
     case 'dlq': view = html`<${DeadLettersView} />`; break;
     case 'time': view = html`<${TimeView} />`; break;
     default: view = html`<${QueuesView} />`;

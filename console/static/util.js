@@ -86,6 +86,10 @@ export function queueHref(q) {
   return `#/queues/${[q.region, q.account, q.name].map(encodeURIComponent).join('/')}`;
 }
 
+export function topicHref(t) {
+  return `#/topics/${[t.region, t.account, t.name].map(encodeURIComponent).join('/')}`;
+}
+
 export function messageHref(id) {
   return `#/messages/${encodeURIComponent(id)}`;
 }
