@@ -121,6 +121,9 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
         config.data_dir.clone(),
     ));
     let sns = retsu_core::sns::Sns::new(engine.clone(), signer.clone());
+    sns.set_http_sender(Arc::new(crate::sns_http::HttpSenderTask::new(
+        engine.clone(),
+    )));
     let state = Arc::new(AppState {
         sns,
         signer,
