@@ -35,6 +35,7 @@ static FILES: &[(&str, &[u8])] = embed!(
     "util.js",
     "style.css",
     "views/queues.js",
+    "views/topics.js",
     "views/queue.js",
     "views/message.js",
     "views/dlq.js",

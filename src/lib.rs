@@ -20,7 +20,8 @@
 //! `admin_cli` (the `retsu peek|history|events|clock|faults|reset`
 //! clients), `embed` (an in-process server for Rust test suites),
 //! `notification_signing` (SNS's message signatures: key, certificate,
-//! string to sign).
+//! string to sign), `sns_http` (the POSTs to SNS's HTTP subscribers, with
+//! their retries and dead-lettering).
 
 pub use retsu_core::{api, clock, engine, error, filter_policy, sns};
 
@@ -40,3 +41,4 @@ pub mod notification_signing;
 pub mod observers;
 pub mod protocol;
 pub mod server;
+pub mod sns_http;

@@ -7,8 +7,9 @@
 //   node test/e2e.mjs [--update-docs]
 //   RETSU_BIN=target/release/retsu node test/e2e.mjs
 //
-// The server reads the console from this tree (RETSU_CONSOLE_DIR, unless
-// set): a binary built earlier still serves the files under test.
+// The server serves the console it embeds (scripts/console-test.sh builds
+// it from this tree); RETSU_CONSOLE_DIR=console/static makes a binary built
+// earlier serve the files here instead.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, copyFileSync, rmSync } from 'node:fs';
@@ -29,7 +30,7 @@ const updateDocs = process.argv.includes('--update-docs');
 const WAIT_MS = 15000;
 // The screenshots the README shows (docs/console-NAME.png).
 const DOC_SHOTS = ['queues', 'queue', 'fifo-queue', 'message', 'dead-letters', 'time', 'queues-dark-narrow', 'topics'];
-const CONSOLE_DIR = process.env.RETSU_CONSOLE_DIR || join(repo, 'console', 'static');
+const CONSOLE_DIR = process.env.RETSU_CONSOLE_DIR;
 
 let passed = 0;
 let failed = 0;
@@ -48,7 +49,7 @@ function check(name, ok, detail = '') {
 // ---- the server ----
 async function startServer(extra = []) {
   const child = spawn(BIN, ['--host', '127.0.0.1', '--port', '0', ...extra], {
-    env: { ...process.env, RETSU_LOG_LEVEL: 'info', NO_COLOR: '1', RETSU_CONSOLE_DIR: CONSOLE_DIR },
+    env: { ...process.env, RETSU_LOG_LEVEL: 'info', NO_COLOR: '1', ...(CONSOLE_DIR ? { RETSU_CONSOLE_DIR: CONSOLE_DIR } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const endpoint = await new Promise((resolve, reject) => {

@@ -158,12 +158,14 @@ pub fn plan(
                     let protocol = url.split("://").next().unwrap_or_default().to_string();
                     (protocol, url.clone())
                 }
-                _ => return Err(err(
-                    s.span(),
-                    format!(
+                _ => {
+                    return Err(err(
+                        s.span(),
+                        format!(
                         "topic \"{name}\": a subscription names exactly one of queue and endpoint"
                     ),
-                )),
+                    ))
+                }
             };
             let mut attributes = BTreeMap::new();
             let mut spans = BTreeMap::new();

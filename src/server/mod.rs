@@ -125,7 +125,9 @@ impl Services {
         let signer = Arc::new(crate::notification_signing::LazySigner::new(
             config.data_dir.clone(),
         ));
-        let sns = retsu_core::sns::Sns::new(engine, signer.clone());
+        let sns = retsu_core::sns::Sns::new(engine.clone(), signer.clone());
+        // The POSTs to HTTP subscribers, made in the background.
+        sns.set_http_sender(Arc::new(crate::sns_http::HttpSenderTask::new(engine)));
         Services { sns, signer }
     }
 }

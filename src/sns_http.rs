@@ -1,0 +1,208 @@
+//! The POSTs SNS makes to its HTTP subscribers: the core builds each one
+//! ([`HttpDelivery`]: URL, headers, signed body, retry policy, dead-letter
+//! queue) and hands it to the [`HttpSenderTask`] the server installs.
+//!
+//! - Every delivery runs in its own task, so a Publish never waits for an
+//!   endpoint.
+//! - An attempt succeeds on any answer with a status in 200..=499 within
+//!   15 s of real time (AWS's rule: a 4xx is the subscriber's business and
+//!   is not retried). A 5xx, a refused connection or a timeout fails it.
+//! - A failed delivery is tried again `retry.num_retries` times, waiting
+//!   `retry.delay_s(n)` seconds of the engine's clock before retry `n`, so
+//!   a manual or frozen clock (tests, `/_retsu/clock`) decides when
+//!   retries happen. Each wait counts from the start of the attempt
+//!   before it.
+//! - When every attempt failed, the message goes to the subscription's
+//!   RedrivePolicy queue if it has one; either way one warning is logged.
+//! - Plain `http://` only: `https://` endpoints would need a TLS stack in
+//!   the static binary, so their attempts fail with a log line saying so.
+//! - Deliveries still waiting or in flight when the runtime stops are
+//!   dropped: nothing about them is persisted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::Uri;
+use hyper_util::rt::TokioIo;
+use retsu_core::engine::Engine;
+use retsu_core::sns::http::{HttpDelivery, HttpSender};
+use tokio::net::TcpStream;
+
+/// AWS's limit on an endpoint's answer.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// What `Sns::set_http_sender` gets: spawns one task per delivery on the
+/// server's runtime.
+pub struct HttpSenderTask {
+    engine: Arc<Engine>,
+    /// The runtime the server started on: `send` is called from request
+    /// handlers, but a handle keeps it independent of the caller's context.
+    runtime: tokio::runtime::Handle,
+}
+
+impl HttpSenderTask {
+    /// Must be called within the server's Tokio runtime.
+    pub fn new(engine: Arc<Engine>) -> HttpSenderTask {
+        HttpSenderTask {
+            engine,
+            runtime: tokio::runtime::Handle::current(),
+        }
+    }
+}
+
+impl HttpSender for HttpSenderTask {
+    fn send(&self, delivery: HttpDelivery) {
+        self.runtime.spawn(deliver(self.engine.clone(), delivery));
+    }
+}
+
+/// All the attempts of one delivery, then its dead-lettering.
+async fn deliver(engine: Arc<Engine>, delivery: HttpDelivery) {
+    let attempts = delivery.retry.num_retries.saturating_add(1);
+    let mut last_error = String::new();
+    let mut started_ms = 0;
+    for n in 0..attempts {
+        if n > 0 {
+            // Counted from the previous attempt's start: a slow endpoint
+            // does not stretch the schedule, and whoever moves the clock
+            // once they saw a POST arrive cannot race this wait.
+            let delay_ms = u64::from(delivery.retry.delay_s(n)) * 1000;
+            engine.clock().sleep_until(started_ms + delay_ms).await;
+        }
+        started_ms = engine.clock().now_ms();
+        match attempt(&delivery).await {
+            Ok(()) => return,
+            Err(e) => {
+                tracing::debug!(
+                    url = %delivery.url,
+                    kind = delivery.kind.as_str(),
+                    message_id = %delivery.message_id,
+                    attempt = n + 1,
+                    error = %e,
+                    "SNS HTTP delivery attempt failed"
+                );
+                last_error = e;
+            }
+        }
+    }
+    // One warning per abandoned delivery, saying where the message went.
+    let dead_letter = match delivery.dead_letter {
+        Some((queue_arn, message)) => match engine.deliver(&queue_arn, message) {
+            Ok(_) => format!("sent to {queue_arn}"),
+            Err(e) => format!("not sent to {queue_arn}: {}", e.message),
+        },
+        None => "none".to_string(),
+    };
+    tracing::warn!(
+        url = %delivery.url,
+        kind = delivery.kind.as_str(),
+        subscription = %delivery.subscription_arn,
+        topic = %delivery.topic_arn,
+        message_id = %delivery.message_id,
+        attempts,
+        error = %last_error,
+        dead_letter = %dead_letter,
+        "SNS gave up delivering to an HTTP endpoint"
+    );
+}
+
+/// One POST; `Err` says why it counts as failed.
+async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
+    let uri: Uri = delivery
+        .url
+        .parse()
+        .map_err(|e| format!("invalid endpoint URL: {e}"))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some("https") => return Err("https endpoints are not delivered to by this build".into()),
+        _ => return Err("the endpoint URL is not http://".into()),
+    }
+    let authority = uri
+        .authority()
+        .ok_or("the endpoint URL has no host")?
+        .clone();
+    // `[::1]` is how a URL writes an IPv6 host; connect takes it bare.
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = authority.port_u16().unwrap_or(80);
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+
+    let mut request = hyper::Request::post(path).header(
+        hyper::header::HOST,
+        match authority.port() {
+            Some(p) => format!("{}:{p}", authority.host()),
+            None => authority.host().to_string(),
+        },
+    );
+    for (name, value) in &delivery.headers {
+        request = request.header(*name, value.as_str());
+    }
+    let request = request
+        .body(Full::new(Bytes::from(delivery.body.clone())))
+        .map_err(|e| format!("invalid request: {e}"))?;
+
+    let exchange = async {
+        let stream = TcpStream::connect((host, port))
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        // The connection is driven beside the request and dropped with it:
+        // one connection per attempt, nothing pooled.
+        let drive = async move {
+            let _ = connection.await;
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            answer = sender.send_request(request) => {
+                answer.map(|r| r.status()).map_err(|e| format!("request: {e}"))
+            }
+            _ = drive => unreachable!("the connection future never finishes"),
+        }
+    };
+    let status = tokio::time::timeout(ATTEMPT_TIMEOUT, exchange)
+        .await
+        .map_err(|_| "no answer within 15 s".to_string())??;
+    if (200..=499).contains(&status.as_u16()) {
+        Ok(())
+    } else {
+        Err(format!("answered {status}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retsu_core::sns::envelope::EnvelopeKind;
+    use retsu_core::sns::http::RetryPolicy;
+
+    fn delivery(url: &str) -> HttpDelivery {
+        HttpDelivery {
+            url: url.into(),
+            kind: EnvelopeKind::Notification,
+            headers: Vec::new(),
+            body: String::new(),
+            subscription_arn: String::new(),
+            topic_arn: String::new(),
+            message_id: String::new(),
+            retry: RetryPolicy::default(),
+            dead_letter: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn urls_this_build_cannot_post_to_fail_the_attempt() {
+        let https = attempt(&delivery("https://example.com/hook")).await;
+        assert_eq!(
+            https.unwrap_err(),
+            "https endpoints are not delivered to by this build"
+        );
+        assert!(attempt(&delivery("ftp://example.com/")).await.is_err());
+        assert!(attempt(&delivery("not a url")).await.is_err());
+    }
+}
