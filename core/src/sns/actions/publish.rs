@@ -434,6 +434,7 @@ fn post(
         headers.push(("x-amz-sns-rawdelivery", "true".into()));
     }
     headers.push(("Content-Type", sub.content_type(topic)));
+    headers.push(("Accept-Encoding", "gzip,deflate".into()));
     headers.push((
         "User-Agent",
         "Amazon Simple Notification Service Agent".into(),

@@ -88,6 +88,7 @@ fn send_confirmation(
         headers.push(("x-amz-sns-subscription-arn", sub.arn.clone()));
     }
     headers.push(("Content-Type", "text/plain; charset=UTF-8".into()));
+    headers.push(("Accept-Encoding", "gzip,deflate".into()));
     headers.push((
         "User-Agent",
         "Amazon Simple Notification Service Agent".into(),
