@@ -5,8 +5,10 @@ Each results file (written by a suite: compat/python, compat/cli, compat/node)
 has the shared format
   {"client": "boto3", "version": "1.35.0", "protocol": "json"|"query",
    "results": {"<scenario>": {"status": "pass"|"fail"|"n/a", "detail": "..."}}}
-(an optional "extra" object is shown as notes). The report is a table of
-scenarios (rows) x clients (columns), a legend, the failures with their
+(an optional "extra" object is shown as notes). A file with "service": "sns"
+is an SNS client (its scenarios are SNS_SCENARIOS); any other is an SQS one.
+The report is a table of SQS scenarios (rows) x clients (columns), a legend,
+a second table of SNS scenarios x SNS clients, the failures with their
 details, and the not-applicable reasons.
 
 Usage: report.py [--results DIR] [--out FILE] [--date YYYY-MM-DD]
@@ -38,6 +40,20 @@ SCENARIOS = [
     ("errors_typed", "Typed errors: missing queue, bad receipt handle, empty batch, bad attribute"),
 ]
 
+SNS_SCENARIOS = [
+    ("sns_topic_lifecycle", "Topic lifecycle: create (again: same ARN), set/get DisplayName, ListTopics, "
+                            "tag/list tags, delete, then GetTopicAttributes fails NotFound (typed where modelled)"),
+    ("sns_fanout_envelope", "Fan-out: two queues subscribed to one topic both get AWS's JSON envelope (Type, MessageId "
+                            "= Publish's, TopicArn, Subject, Message, MessageAttributes, SignatureVersion 1, Signature, "
+                            "SigningCertURL, UnsubscribeURL)"),
+    ("sns_raw_and_filter", "Raw delivery (bare body, attribute as an SQS message attribute) and a FilterPolicy "
+                           "{\"colour\":[\"blue\"]} that lets only the blue one of two publishes through"),
+    ("sns_fifo", "FIFO topic (ContentBasedDeduplication) to a FIFO queue, raw: 3 in one group then the first again: "
+                 "exactly 3 arrive, in order, and the duplicate publish returns the first SequenceNumber"),
+    ("sns_errors", "Errors: Publish to a missing topic is NotFound, CreateTopic \"bad name\" is InvalidParameter "
+                   "(typed where modelled, and the message text)"),
+]
+
 # Columns in this order first; any other client follows alphabetically.
 PREFERRED = ["aws-cli", "boto3"]
 
@@ -59,6 +75,7 @@ def load(results_dir):
             data = {"client": os.path.basename(path), "version": "?", "protocol": "?",
                     "results": {}, "error": f"unreadable results file: {e}"}
         data["_file"] = os.path.basename(path)
+        data["_service"] = "sns" if data.get("service") == "sns" else "sqs"
         cols.append(data)
 
     def order(d):
@@ -70,13 +87,13 @@ def load(results_dir):
     return sorted(cols, key=order)
 
 
-def rust_sdk_version(repo):
+def rust_sdk_version(repo, crate="aws-sdk-sqs"):
     try:
         with open(os.path.join(repo, "Cargo.lock")) as f:
             text = f.read()
     except OSError:
         return None
-    m = re.search(r'name = "aws-sdk-sqs"\nversion = "([^"]+)"', text)
+    m = re.search(r'name = "' + re.escape(crate) + r'"\nversion = "([^"]+)"', text)
     return m.group(1) if m else None
 
 
@@ -93,12 +110,56 @@ def esc(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render(cols, repo, date):
-    names = [s for s, _ in SCENARIOS]
+def table(lines, cols, scenarios, rust_head, rust_cell, bad, na, skipped, service):
+    """One scenarios (rows) x clients (columns) table; records failures, n/a and skips."""
+    names = [s for s, _ in scenarios]
     extra_rows = sorted({s for c in cols for s in c["results"] if s not in names})
     rows = names + extra_rows
+    tag = " [SNS]" if service == "sns" else ""
+    header = ["Scenario"]
+    for c in cols:
+        head = f"{esc(c['client'])} {esc(c['version'])}"
+        bv = str((c.get("extra") or {}).get("botocore", "")).split(" ")[0]
+        if bv and bv != c["version"]:
+            head += f"<br>botocore {esc(bv)}"
+        header.append(f"{head}<br>({esc(c['protocol'])})")
+    header.append(rust_head)
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "---|" * len(header))
+    for s in rows:
+        cells = [f"`{s}`"]
+        for c in cols:
+            label = f"{c['client']} {c['version']} ({c['protocol']}){tag}"
+            r = c["results"].get(s)
+            if r is None:
+                if s in names:
+                    cells.append("**MISSING**")
+                    bad.append((label, s, "missing", c.get("error") or "the suite did not report this scenario"))
+                else:
+                    cells.append("")
+                continue
+            st = r.get("status")
+            if st == "skipped":
+                cells.append(esc(r.get("detail") or "skipped"))
+                skipped[f"{c['client']}{tag}"] = r.get("detail") or "skipped"
+                continue
+            cells.append(MARK.get(st, f"**{esc(st)}?**"))
+            if st == "n/a":
+                na.append((label, s, r.get("detail", "")))
+            elif st != "pass":
+                bad.append((label, s, st, r.get("detail", "")))
+        cells.append(rust_cell if s in names else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return rows
+
+
+def render(cols, repo, date):
+    sqs_cols = [c for c in cols if c["_service"] == "sqs"]
+    sns_cols = [c for c in cols if c["_service"] == "sns"]
     desc = dict(SCENARIOS)
     rust = rust_sdk_version(repo)
+    rust_sns = rust_sdk_version(repo, "aws-sdk-sns")
     rev = git_rev(repo)
 
     bad = []  # (client label, scenario, status, detail)
@@ -117,41 +178,8 @@ def render(cols, repo, date):
                  "driving a freshly started `retsu` binary over HTTP on a random loopback port.")
     lines.append("")
 
-    header = ["Scenario"]
-    for c in cols:
-        head = f"{esc(c['client'])} {esc(c['version'])}"
-        bv = str((c.get("extra") or {}).get("botocore", "")).split(" ")[0]
-        if bv and bv != c["version"]:
-            head += f"<br>botocore {esc(bv)}"
-        header.append(f"{head}<br>({esc(c['protocol'])})")
-    header.append(f"aws-sdk-sqs (Rust){' ' + rust if rust else ''}<br>(json)")
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "---|" * len(header))
-    for s in rows:
-        cells = [f"`{s}`"]
-        for c in cols:
-            label = f"{c['client']} {c['version']} ({c['protocol']})"
-            r = c["results"].get(s)
-            if r is None:
-                if s in names:
-                    cells.append("**MISSING**")
-                    bad.append((label, s, "missing", c.get("error") or "the suite did not report this scenario"))
-                else:
-                    cells.append("")
-                continue
-            st = r.get("status")
-            if st == "skipped":
-                cells.append(esc(r.get("detail") or "skipped"))
-                skipped[f"{c['client']}"] = r.get("detail") or "skipped"
-                continue
-            cells.append(MARK.get(st, f"**{esc(st)}?**"))
-            if st == "n/a":
-                na.append((label, s, r.get("detail", "")))
-            elif st != "pass":
-                bad.append((label, s, st, r.get("detail", "")))
-        cells.append("[cargo test](tests/)" if s in names else "")
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
+    rows = table(lines, sqs_cols, SCENARIOS, f"aws-sdk-sqs (Rust){' ' + rust if rust else ''}<br>(json)",
+                 "[cargo test](tests/)", bad, na, skipped, "sqs")
 
     lines.append("## Legend")
     lines.append("")
@@ -172,6 +200,27 @@ def render(cols, repo, date):
         lines.append(f"- `{s}`: {desc.get(s, 'reported by a suite')}")
     lines.append("")
 
+    lines.append("## SNS scenarios")
+    lines.append("")
+    lines.append("The same server speaks Amazon SNS (AWS Query protocol, same port). Each SNS client below "
+                 "creates topics and publishes with its SNS API, subscribes SQS queues by ARN, and reads what "
+                 "was delivered back with the same SDK's SQS client (Spring: `SnsTemplate` publishes, "
+                 "`SqsTemplate` reads). Same legend as above; the protocol under each client is the one its "
+                 "SNS requests were observed on.")
+    lines.append("")
+    sns_rows = table(lines, sns_cols, SNS_SCENARIOS,
+                     f"aws-sdk-sns (Rust){' ' + rust_sns if rust_sns else ''}<br>(query)",
+                     "[cargo test](tests/sns.rs)", bad, na, skipped, "sns")
+    lines.append("- **aws-sdk-sns (Rust)** is not driven by this matrix: [`tests/sns.rs`](tests/sns.rs) "
+                 "exercises the same behaviour through it, run by `cargo test`.")
+    lines.append("")
+    lines.append("SNS scenarios:")
+    lines.append("")
+    sns_desc = dict(SNS_SCENARIOS)
+    for s in sns_rows:
+        lines.append(f"- `{s}`: {sns_desc.get(s, 'reported by a suite')}")
+    lines.append("")
+
     lines.append("## Clients")
     lines.append("")
     for c in cols:
@@ -183,8 +232,11 @@ def render(cols, repo, date):
                 v = ", ".join(map(str, v))
             notes.append(f"{k}: {v}")
         note = f" ({'; '.join(notes)})" if notes else ""
-        lines.append(f"- {c['client']} {c['version']}, {c['protocol']} protocol, `compat/results/{c['_file']}`{esc(note)}")
+        svc = ", SNS" if c["_service"] == "sns" else ""
+        lines.append(f"- {c['client']} {c['version']}, {c['protocol']} protocol{svc}, `compat/results/{c['_file']}`{esc(note)}")
     lines.append(f"- aws-sdk-sqs (Rust) {rust or ''}: `cargo test`, see `tests/`")
+    if sns_cols:
+        lines.append(f"- aws-sdk-sns (Rust) {rust_sns or ''}: `cargo test`, see `tests/sns.rs`")
     lines.append("")
 
     lines.append("## Failures")
@@ -225,8 +277,9 @@ def main(argv=None):
     text, bad, skipped = render(cols, repo, args.date)
     with open(args.out, "w") as f:
         f.write(text)
-    total = sum(1 for c in cols for s, _ in SCENARIOS)
-    n_skipped = sum(1 for c in cols for s, _ in SCENARIOS if (c["results"].get(s) or {}).get("status") == "skipped")
+    cells = [(c, s) for c in cols for s, _ in (SNS_SCENARIOS if c["_service"] == "sns" else SCENARIOS)]
+    total = len(cells)
+    n_skipped = sum(1 for c, s in cells if (c["results"].get(s) or {}).get("status") == "skipped")
     print(f"wrote {args.out}: {len(cols)} clients, {total - len(bad) - n_skipped} of {total} cells pass or n/a, "
           f"{len(bad)} failed or missing, {n_skipped} skipped")
     for label, why in skipped.items():

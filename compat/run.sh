@@ -7,7 +7,9 @@
 #   bash compat/run.sh boto3-query  # some suites (others' old results are kept)
 #   bash compat/run.sh java-v2 go-v2
 #
-# Suites (one column of COMPATIBILITY.md each, except node: five columns):
+# Suites (one column of COMPATIBILITY.md each, except node: five columns; aws-cli,
+# boto3-json, node, java-v2, spring and go-v2 also fill one column each of the
+# SNS table, see "SNS" in the contract below):
 #   aws-cli        AWS CLI v1 (compat/cli)
 #   boto3-json     boto3/botocore current, JSON        (compat/python)
 #   boto3-query    boto3 1.28.80 / botocore 1.31.80, query
@@ -70,6 +72,19 @@
 #   fifo_order_group_lock_dedup, dead_letter_and_move_task, tags,
 #   errors_typed. A scenario a client cannot express is "n/a" with the reason
 #   in "detail"; a key that is absent counts as a failure.
+#
+#   SNS (the same server speaks Amazon SNS, query protocol, same port): the
+#   suites aws-cli, boto3-json, node, java-v2, spring and go-v2 also write
+#   one SNS results file, the same format with "service": "sns" (protocol:
+#   the one the SNS requests were seen on, "query"), which report.py puts in
+#   a second table. Scenario keys: sns_topic_lifecycle, sns_fanout_envelope,
+#   sns_raw_and_filter, sns_fifo, sns_errors. Files: <suite>.sns.json
+#   (aws-cli: compat/cli/sns_scenarios.py; boto3-json:
+#   compat/python/sns_scenarios.py); node writes node-client-sns-v3.json; the
+#   wired java-v2, spring and go-v2 take it as a third argument
+#   (<endpoint> <results.json> <sns-results.json>), and their SNS requests
+#   are judged apart from their SQS ones (wiretap.py fold --service sns, by
+#   the SigV4 credential scope).
 # ---------------------------------------------------------------------------
 set -euo pipefail
 
@@ -175,32 +190,62 @@ stop_server() {
 }
 trap 'stop_wiretap; stop_server' EXIT
 
+# The scenario keys of each service, for the two writers below.
+SCENARIO_NAMES_PY='
+names = {"sqs": ["queue_lifecycle", "list_queues_pagination", "send_receive_delete_attributes",
+                 "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
+                 "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"],
+         "sns": ["sns_topic_lifecycle", "sns_fanout_envelope", "sns_raw_and_filter", "sns_fifo", "sns_errors"]}
+'
+
 # A results file for a suite that produced none, so the report shows it.
-write_crash_result() { # write_crash_result <file> <client> <version> <protocol> <detail>
-  python3 - "$@" <<'EOF'
+write_crash_result() { # write_crash_result <file> <client> <version> <protocol> <detail> [sqs|sns]
+  python3 -c "$SCENARIO_NAMES_PY"'
 import json, sys
 path, client, version, protocol, detail = sys.argv[1:6]
-names = ["queue_lifecycle", "list_queues_pagination", "send_receive_delete_attributes",
-         "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
-         "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"]
-json.dump({"client": client, "version": version, "protocol": protocol,
-           "results": {n: {"status": "fail", "detail": detail} for n in names}},
-          open(path, "w"), indent=2)
-EOF
+service = sys.argv[6] if len(sys.argv) > 6 else "sqs"
+doc = {"client": client, "version": version, "protocol": protocol,
+       "results": {n: {"status": "fail", "detail": detail} for n in names[service]}}
+if service != "sqs":
+    doc["service"] = service
+json.dump(doc, open(path, "w"), indent=2)
+' "$@"
 }
 
 # A results file for a suite whose toolchain is missing: every cell says so.
-write_skip_result() { # write_skip_result <file> <client> <reason>
-  python3 - "$@" <<'EOF'
+write_skip_result() { # write_skip_result <file> <client> <reason> [sqs|sns]
+  python3 -c "$SCENARIO_NAMES_PY"'
 import json, sys
 path, client, reason = sys.argv[1:4]
-names = ["queue_lifecycle", "list_queues_pagination", "send_receive_delete_attributes",
-         "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
-         "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"]
-json.dump({"client": client, "version": "-", "protocol": "-",
-           "results": {n: {"status": "skipped", "detail": reason} for n in names}},
-          open(path, "w"), indent=2)
-EOF
+service = sys.argv[4] if len(sys.argv) > 4 else "sqs"
+doc = {"client": client, "version": "-", "protocol": "-",
+       "results": {n: {"status": "skipped", "detail": reason} for n in names[service]}}
+if service != "sqs":
+    doc["service"] = service
+json.dump(doc, open(path, "w"), indent=2)
+' "$@"
+}
+
+# The suites that also run the SNS scenarios, and the SNS client each drives.
+has_sns() { case "$1" in aws-cli|boto3-json|node|java-v2|spring|go-v2) return 0 ;; esac; return 1; }
+sns_label() {
+  case "$1" in
+    java-v2) echo "aws-sdk-java-v2 sns" ;;
+    spring) echo "spring-cloud-aws-sns" ;;
+    go-v2) echo "aws-sdk-go-v2 service/sns" ;;
+    node) echo "@aws-sdk/client-sns" ;;
+    boto3-json) echo "boto3" ;;
+    *) echo "$1" ;;
+  esac
+}
+# The SNS results file of a suite (node's is written by compat/node/run.sh).
+sns_out() { if [ "$1" = node ]; then echo "$RESULTS/node-client-sns-v3.json"; else echo "$RESULTS/$1.sns.json"; fi; }
+# Writes a failing SNS results file when a suite that runs SNS left none.
+sns_or_crash() { # sns_or_crash <suite> <detail>
+  has_sns "$1" || return 0
+  local out
+  out="$(sns_out "$1")"
+  [ -s "$out" ] || write_crash_result "$out" "$(sns_label "$1")" "?" "?" "$2" sns
 }
 
 # ------------------------------------------------------------------ wire proxy
@@ -230,7 +275,8 @@ stop_wiretap() {
   fi
 }
 
-# The command of a wire-observed suite, given the proxy endpoint and its results file.
+# The command of a wire-observed suite, given the proxy endpoint and its results file
+# (java-v2, spring and go-v2 also get their SNS results file, <suite>.sns.json).
 java_cp() { # java_cp <module>
   echo "$COMPAT/java/$1/target/classes:$(cat "$COMPAT/java/$1/target/classpath.txt")"
 }
@@ -238,12 +284,12 @@ wired_command() { # wired_command <suite> <endpoint> <out>: sets CMD
   local ep="$2" out="$3" gobin="$COMPAT/go/.cache/bin"
   local jopts=(-XX:TieredStopAtLevel=1 -Daws.java.v1.disableDeprecationAnnouncement=true)
   case "$1" in
-    java-v2) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v2)" dev.retsu.compat.SdkV2 "$ep" "$out") ;;
+    java-v2) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v2)" dev.retsu.compat.SdkV2 "$ep" "$out" "${out%.json}.sns.json") ;;
     java-v1-query) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v1-query)" dev.retsu.compat.SdkV1 "$ep" "$out" query) ;;
     java-v1-json) CMD=(java "${jopts[@]}" -cp "$(java_cp sdk-v1-json)" dev.retsu.compat.SdkV1 "$ep" "$out" json) ;;
-    spring) CMD=(java "${jopts[@]}" -cp "$(java_cp spring)" dev.retsu.compat.SpringSqs "$ep" "$out") ;;
+    spring) CMD=(java "${jopts[@]}" -cp "$(java_cp spring)" dev.retsu.compat.SpringSqs "$ep" "$out" "${out%.json}.sns.json") ;;
     jms) CMD=(java "${jopts[@]}" -cp "$(java_cp jms)" dev.retsu.compat.Jms "$ep" "$out") ;;
-    go-v2) CMD=("$gobin/sdkv2" "$ep" "$out") ;;
+    go-v2) CMD=("$gobin/sdkv2" "$ep" "$out" "${out%.json}.sns.json") ;;
     go-v1-query) CMD=("$gobin/sdkv1-query" "$ep" "$out") ;;
     go-v1-json) CMD=("$gobin/sdkv1-json" "$ep" "$out") ;;
     aiobotocore) CMD=("$COMPAT/.venv-aio/bin/python" "$COMPAT/python/aio_scenarios.py" --endpoint "$ep" --out "$out") ;;
@@ -283,7 +329,7 @@ run_suite() { # run_suite <suite>
   echo "== $suite"
   case "$suite" in
     node) rm -f "$RESULTS"/node-*.json ;;
-    *) rm -f "$RESULTS/$suite.json" ;;
+    *) rm -f "$RESULTS/$suite.json" "$RESULTS/$suite.sns.json" ;;
   esac
   local why
   why="$(skip_reason "$suite")"
@@ -292,11 +338,13 @@ run_suite() { # run_suite <suite>
     skipped:*)
       echo "   $why" | tee "$log"
       write_skip_result "$RESULTS/$suite.json" "$(suite_label "$suite")" "$why"
+      if has_sns "$suite"; then write_skip_result "$(sns_out "$suite")" "$(sns_label "$suite")" "$why" sns; fi
       skipped_suites+=("$suite ($why)")
       return 0 ;;
     *)
       echo "   cannot run: $why" | tee "$log"
       write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" "$why; see the build output above"
+      sns_or_crash "$suite" "$why; see the build output above"
       failed_suites+=("$suite ($why)")
       return 0 ;;
   esac
@@ -304,6 +352,7 @@ run_suite() { # run_suite <suite>
     failed_suites+=("$suite (server did not start)")
     [ "$suite" = node ] || write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" \
       "retsu did not start; see compat/results/logs/$suite.server.log"
+    sns_or_crash "$suite" "retsu did not start; see compat/results/logs/$suite.server.log"
     return 0
   fi
   echo "   retsu $ENDPOINT (pid $SERVER_PID)"
@@ -313,12 +362,22 @@ run_suite() { # run_suite <suite>
         --endpoint "$ENDPOINT" --out "$RESULTS/aws-cli.json" --expect-protocol json 2>&1 | tee "$log" || rc=$?
       [ -s "$RESULTS/aws-cli.json" ] || write_crash_result "$RESULTS/aws-cli.json" aws-cli "?" json \
         "suite exited $rc without results; see compat/results/logs/$suite.log"
+      src=0
+      python3 "$COMPAT/cli/sns_scenarios.py" --aws "$COMPAT/.venv-cli/bin/aws" \
+        --endpoint "$ENDPOINT" --out "$RESULTS/aws-cli.sns.json" 2>&1 | tee -a "$log" || src=$?
+      sns_or_crash aws-cli "SNS suite exited $src without results; see compat/results/logs/$suite.log"
+      [ "$src" -le "$rc" ] || rc=$src
       ;;
     boto3-json)
       "$COMPAT/.venv-boto3-current/bin/python" "$COMPAT/python/scenarios.py" \
         --endpoint "$ENDPOINT" --out "$RESULTS/boto3-json.json" --expect-protocol json 2>&1 | tee "$log" || rc=$?
       [ -s "$RESULTS/boto3-json.json" ] || write_crash_result "$RESULTS/boto3-json.json" boto3 "?" json \
         "suite exited $rc without results; see compat/results/logs/$suite.log"
+      src=0
+      "$COMPAT/.venv-boto3-current/bin/python" "$COMPAT/python/sns_scenarios.py" \
+        --endpoint "$ENDPOINT" --out "$RESULTS/boto3-json.sns.json" 2>&1 | tee -a "$log" || src=$?
+      sns_or_crash boto3-json "SNS suite exited $src without results; see compat/results/logs/$suite.log"
+      [ "$src" -le "$rc" ] || rc=$src
       ;;
     boto3-query)
       "$COMPAT/.venv-boto3-query/bin/python" "$COMPAT/python/scenarios.py" \
@@ -333,6 +392,7 @@ run_suite() { # run_suite <suite>
           write_crash_result "$RESULTS/node-suite.json" "node suites" "?" "?" \
             "compat/node/run.sh exited $rc without results; see compat/results/logs/$suite.log"
         fi
+        sns_or_crash node "compat/node/run.sh wrote no SNS results (exit $rc); see compat/results/logs/$suite.log"
         # Scenario verdicts are in the JSON; a non-zero exit means a client could not run.
         [ "$rc" -eq 0 ] || failed_suites+=("node (compat/node/run.sh exited $rc)")
       else
@@ -354,8 +414,17 @@ run_suite() { # run_suite <suite>
           write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" \
             "suite exited $rc without results; see compat/results/logs/$suite.log"
         fi
+        if has_sns "$suite"; then
+          if [ -s "$RESULTS/$suite.sns.json" ]; then
+            python3 "$COMPAT/wiretap.py" fold --service sns --log "$LOGS/$suite.wire.jsonl" \
+              "$RESULTS/$suite.sns.json" | tee -a "$log"
+          else
+            sns_or_crash "$suite" "suite exited $rc without SNS results; see compat/results/logs/$suite.log"
+          fi
+        fi
       else
         write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" "the wire proxy did not start"
+        sns_or_crash "$suite" "the wire proxy did not start"
         rc=2
       fi
       ;;

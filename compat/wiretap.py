@@ -7,9 +7,11 @@ offer no uniform hook, so compat/run.sh puts this small recording reverse
 proxy between such a suite and its fresh retsu. The proxy forwards every
 request unchanged (the Host header too, so the queue URLs retsu builds from
 it lead back through the proxy) and logs one JSON line per request:
-  {"method", "path", "protocol": "json"|"query"|"unknown", "op", "status", "agent"}
+  {"method", "path", "service", "protocol": "json"|"query"|"unknown", "op", "status", "agent"}
 `json` is AWS JSON 1.0 (`X-Amz-Target: AmazonSQS.<Op>`), `query` a form
-body or query string with `Action=<Op>`.
+body or query string with `Action=<Op>`. `service` is the SigV4 credential
+scope's service (`sqs`, `sns`; "?" for an unsigned request), so a suite
+that drives SNS and SQS through one proxy is judged per service.
 
   wiretap.py serve --upstream http://127.0.0.1:PORT --log FILE
       prints "wiretap listening on http://127.0.0.1:N" once ready.
@@ -17,10 +19,12 @@ body or query string with `Action=<Op>`.
       also writes each request whole (method, path, query, headers, body
       in base64) to DIR/NNNNNN.json: fuzz/seeds_from_capture.py turns them
       into the fuzzers' seed corpora.
-  wiretap.py fold --log FILE RESULTS.json...
+  wiretap.py fold --log FILE [--service sqs|sns] RESULTS.json...
       records what was observed in each results file's "extra" and fails
       every passing scenario when the client's requests were not all on the
-      protocol its "protocol" field claims (or none was seen at all).
+      protocol its "protocol" field claims (or none was seen at all). Only
+      the requests of --service count (default sqs, which also takes the
+      unsigned ones, as before services were told apart).
 Standard library only.
 """
 
@@ -37,6 +41,16 @@ from urllib.parse import parse_qs, urlparse
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
               "upgrade", "proxy-connection", "expect"}
+
+
+def service_of(headers):
+    """The service of the SigV4 credential scope: Credential=AK/date/region/<service>/aws4_request."""
+    auth = headers.get("authorization", "")
+    i = auth.find("Credential=")
+    if i < 0:
+        return "?"
+    scope = auth[i + len("Credential="):].split(",", 1)[0].strip().split("/")
+    return scope[3] if len(scope) >= 5 else "?"
 
 
 def classify(headers, body, query):
@@ -90,6 +104,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         lower = {k.lower(): v for k, v in self.headers.items()}
         url = urlparse(self.path)
         protocol, op = classify(lower, body, url.query)
+        service = service_of(lower)
         fwd = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
         fwd["Content-Length"] = str(len(body))
         status, rheaders, rbody = 502, [], b""
@@ -113,7 +128,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                                "headers": list(self.headers.items()),
                                "body": base64.b64encode(body).decode(), "status": status}, f)
             with open(self.log_file, "a") as f:
-                f.write(json.dumps({"method": self.command, "path": url.path, "protocol": protocol,
+                f.write(json.dumps({"method": self.command, "path": url.path, "service": service,
+                                    "protocol": protocol,
                                     "op": op, "status": status,
                                     "agent": lower.get("user-agent", "").split(" ")[0]}) + "\n")
         self.send_response_only(status)
@@ -146,7 +162,12 @@ def serve(args):
     srv.serve_forever()
 
 
-def observed(log):
+def counts_for(rec, service):
+    got = rec.get("service", "?")
+    return got == service or (service == "sqs" and got == "?")
+
+
+def observed(log, service="sqs"):
     seen = {}
     total = 0
     agents = set()
@@ -154,6 +175,8 @@ def observed(log):
     with open(log) as f:
         for line in f:
             rec = json.loads(line)
+            if not counts_for(rec, service):
+                continue
             total += 1
             seen.setdefault(rec["protocol"], set()).add(rec["op"])
             agents.add(rec.get("agent") or "?")
@@ -162,7 +185,7 @@ def observed(log):
 
 
 def fold(args):
-    total, seen, agents, queue_paths = observed(args.log)
+    total, seen, agents, queue_paths = observed(args.log, args.service)
     protocols = sorted(seen)
     for path in args.results:
         with open(path) as f:
@@ -176,7 +199,7 @@ def fold(args):
         claimed = data.get("protocol")
         problem = None
         if total == 0:
-            problem = "wiretap saw no request from this client"
+            problem = f"wiretap saw no {args.service} request from this client"
         elif protocols != [claimed]:
             ops = "; ".join(f"{p}: {', '.join(sorted(o))}" for p, o in sorted(seen.items()))
             problem = f"the wire showed {protocols} ({ops}), the client claims {claimed!r}"
@@ -187,7 +210,7 @@ def fold(args):
         with open(path, "w") as f:
             json.dump(data, f, indent=2, sort_keys=True)
             f.write("\n")
-        print(f"wiretap: {path}: {total} requests, protocols {protocols}"
+        print(f"wiretap: {path}: {total} {args.service} requests, protocols {protocols}"
               + (f"; FAILED: {problem}" if problem else ""))
     return 0
 
@@ -201,6 +224,7 @@ def main(argv=None):
     s.add_argument("--capture", help="directory to write every request to, whole")
     f = sub.add_parser("fold")
     f.add_argument("--log", required=True)
+    f.add_argument("--service", default="sqs", help="judge only this service's requests (SigV4 scope)")
     f.add_argument("results", nargs="+")
     args = ap.parse_args(argv)
     return serve(args) if args.cmd == "serve" else fold(args)

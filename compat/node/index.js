@@ -1,6 +1,7 @@
 'use strict';
 // Usage: node index.js <client> <endpoint-url> <results-file> [scenario,...]
 //   client: client-sqs-v3 | aws-sdk-v2-json | aws-sdk-v2-query | sqs-consumer | sqs-producer
+//           | client-sns-v3 (@aws-sdk/client-sns, the SNS scenarios; lib/sns.js)
 // Runs every scenario for one client and writes its results JSON. Exits 0 whether
 // scenarios pass or fail; non-zero only if the suite itself could not run.
 
@@ -13,12 +14,25 @@ const { makeScenarios } = require('./lib/scenarios');
 async function main() {
   const [clientId, endpoint, outFile, onlyArg] = process.argv.slice(2);
   if (!clientId || !endpoint || !outFile) {
-    console.error('usage: node index.js <client-sqs-v3|aws-sdk-v2-json|aws-sdk-v2-query|sqs-consumer|sqs-producer> <endpoint-url> <results-file> [scenarios]');
+    console.error('usage: node index.js <client-sqs-v3|aws-sdk-v2-json|aws-sdk-v2-query|sqs-consumer|sqs-producer|client-sns-v3> <endpoint-url> <results-file> [scenarios]');
     process.exit(2);
   }
   const only = onlyArg ? onlyArg.split(',') : undefined;
   let suite;
-  if (clientId === 'sqs-consumer') {
+  if (clientId === 'client-sns-v3') {
+    const { SNS_SCENARIOS, makeSnsSuite } = require('./lib/sns');
+    const { scenarios, beforeEach, afterEach } = makeSnsSuite(endpoint);
+    suite = {
+      client: '@aws-sdk/client-sns',
+      version: pkgVersion('@aws-sdk/client-sns'),
+      protocol: 'query',
+      service: 'sns',
+      keys: SNS_SCENARIOS,
+      scenarios,
+      beforeEach,
+      afterEach,
+    };
+  } else if (clientId === 'sqs-consumer') {
     const { makeConsumerScenarios } = require('./lib/consumer');
     const { scenarios, naReasons, wireProblems } = makeConsumerScenarios(endpoint);
     suite = {

@@ -10,6 +10,7 @@
 #   node-aws-sdk-v2-query.json   aws-sdk v2, old       (query)
 #   node-sqs-consumer.json       sqs-consumer          (json)
 #   node-sqs-producer.json       sqs-producer          (json)
+#   node-client-sns-v3.json      @aws-sdk/client-sns   (query; the SNS scenarios, "service": "sns")
 # Exit status: 0 when every suite ran (whatever its scenarios' verdicts); non-zero when a
 # suite could not run (no node/npm, install failed, endpoint unreachable, a suite crashed).
 set -uo pipefail
@@ -56,7 +57,7 @@ export AWS_EC2_METADATA_DISABLED=true
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 export AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE=1
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
-unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_ENDPOINT_URL_SQS AWS_SDK_LOAD_CONFIG \
+unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_ENDPOINT_URL_SQS AWS_ENDPOINT_URL_SNS AWS_SDK_LOAD_CONFIG \
   HTTP_PROXY HTTPS_PROXY http_proxy https_proxy 2>/dev/null || true
 
 # The endpoint must answer HTTP at all, or nothing below means anything.
@@ -73,7 +74,7 @@ fi
 
 status=0
 start_all=$(date +%s)
-for client in client-sqs-v3 aws-sdk-v2-json aws-sdk-v2-query sqs-consumer sqs-producer; do
+for client in client-sqs-v3 aws-sdk-v2-json aws-sdk-v2-query sqs-consumer sqs-producer client-sns-v3; do
   out="$RESULTS_DIR/node-$client.json"
   rm -f "$out"
   start=$(date +%s)

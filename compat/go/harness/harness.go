@@ -23,6 +23,11 @@ var Scenarios = []string{
 	"fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed",
 }
 
+// SnsScenarios are the SNS scenario keys (an SNS results file has "service": "sns").
+var SnsScenarios = []string{
+	"sns_topic_lifecycle", "sns_fanout_envelope", "sns_raw_and_filter", "sns_fifo", "sns_errors",
+}
+
 // Trace is an AWSTraceHeader value and TraceMD5 its MD5OfMessageSystemAttributes.
 const (
 	Trace    = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
@@ -123,9 +128,16 @@ type Result struct {
 // Run runs every scenario (each isolated: a failure or panic is recorded and
 // the next one runs), then writes the results JSON to out.
 func Run(client, version, protocol string, extra map[string]any, out string, funcs map[string]func() any, cleanup func()) int {
+	return RunScenarios(Scenarios, "", client, version, protocol, extra, out, funcs, cleanup)
+}
+
+// RunScenarios is Run for the scenario keys names of service ("" for SQS:
+// no "service" field in the results).
+func RunScenarios(names []string, service, client, version, protocol string, extra map[string]any, out string,
+	funcs map[string]func() any, cleanup func()) int {
 	results := map[string]Result{}
 	failed := 0
-	for _, name := range Scenarios {
+	for _, name := range names {
 		start := time.Now()
 		fn, ok := funcs[name]
 		var res Result
@@ -145,6 +157,9 @@ func Run(client, version, protocol string, extra map[string]any, out string, fun
 		results[name] = res
 	}
 	doc := map[string]any{"client": client, "version": version, "protocol": protocol, "results": results, "extra": extra}
+	if service != "" {
+		doc["service"] = service
+	}
 	data, _ := json.MarshalIndent(doc, "", "  ")
 	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,6 +1,9 @@
 // The AWS SDK for Go v2 (service/sqs, AWS JSON 1.0) against a fresh retsu.
 //
-//	go run . <endpoint> <results.json>
+//	go run . <endpoint> <results.json> [<sns-results.json>]
+//
+// With the third argument the SNS scenarios (sns.go) follow, on the same
+// server, into that file.
 //
 // The SDK validates MD5OfMessageBody on send and receive itself (its
 // checksum middleware stays on); the scenarios check the attribute MD5s
@@ -538,8 +541,8 @@ func errorsTyped() any {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: sdkv2 <endpoint> <results.json>")
+	if len(os.Args) != 3 && len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: sdkv2 <endpoint> <results.json> [<sns-results.json>]")
 		os.Exit(2)
 	}
 	endpoint = strings.TrimRight(os.Args[1], "/")
@@ -549,14 +552,7 @@ func main() {
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", ""),
 		RetryMaxAttempts: 1,
 	})
-	version := "?"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/aws/aws-sdk-go-v2/service/sqs" {
-				version = d.Version
-			}
-		}
-	}
+	version := depVersion("github.com/aws/aws-sdk-go-v2/service/sqs")
 	funcs := map[string]func() any{
 		"queue_lifecycle": queueLifecycle, "list_queues_pagination": listQueuesPagination,
 		"send_receive_delete_attributes": sendReceiveDeleteAttributes, "batches_partial_failure": batchesPartialFailure,
@@ -570,7 +566,25 @@ func main() {
 		}
 		created = nil
 	}
-	os.Exit(h.Run("aws-sdk-go-v2 service/sqs", version, "json", map[string]any{"go": strings.TrimPrefix(runtimeVersion(), "go")}, os.Args[2], funcs, cleanup))
+	rc := h.Run("aws-sdk-go-v2 service/sqs", version, "json", map[string]any{"go": strings.TrimPrefix(runtimeVersion(), "go")}, os.Args[2], funcs, cleanup)
+	if len(os.Args) == 4 {
+		if r := runSns(os.Args[3]); r > rc {
+			rc = r
+		}
+	}
+	os.Exit(rc)
+}
+
+// depVersion is the version of module path this binary was built with.
+func depVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "?"
 }
 
 func runtimeVersion() string {

@@ -149,14 +149,18 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(t));
 }
 
-// Runs every scenario in SCENARIOS order. `scenarios` maps key -> async (ctx) => detail
-// string | NotApplicable. `naReasons` maps key -> reason for scenarios not implemented.
-// `afterEach(key)` may return extra failure text (e.g. a wire check) or null.
-async function runSuite({ client, version, protocol, outFile, scenarios, naReasons = {}, afterEach, beforeEach, only }) {
+// Runs every scenario in `keys` order (default SCENARIOS; the SNS suite passes its own
+// keys and `service: 'sns'`, written into the results). `scenarios` maps key -> async (ctx)
+// => detail string | NotApplicable. `naReasons` maps key -> reason for scenarios not
+// implemented. `afterEach(key)` may return (or resolve to) extra failure text (e.g. a wire
+// check) or null.
+async function runSuite({
+  client, version, protocol, outFile, scenarios, naReasons = {}, afterEach, beforeEach, only, keys = SCENARIOS, service,
+}) {
   selfTest();
   const results = {};
   const t0 = Date.now();
-  for (const key of SCENARIOS) {
+  for (const key of keys) {
     if (only && !only.includes(key)) continue;
     const started = Date.now();
     let status;
@@ -181,7 +185,7 @@ async function runSuite({ client, version, protocol, outFile, scenarios, naReaso
         if (!(err instanceof CheckError) && process.env.COMPAT_DEBUG) console.error(err);
       }
       if (afterEach) {
-        const extra = afterEach(key);
+        const extra = await afterEach(key);
         if (extra && status !== 'n/a') {
           if (status === 'pass') {
             status = 'fail';
@@ -197,7 +201,7 @@ async function runSuite({ client, version, protocol, outFile, scenarios, naReaso
     const line = `[${client} ${protocol}] ${key}: ${status} (${ms} ms)${status === 'pass' ? '' : ` - ${detail}`}`;
     console.log(line);
   }
-  const doc = { client, version, protocol, results };
+  const doc = service ? { client, version, protocol, service, results } : { client, version, protocol, results };
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, `${JSON.stringify(doc, null, 2)}\n`);
   const counts = Object.values(results).reduce((m, r) => ((m[r.status] = (m[r.status] || 0) + 1), m), {});

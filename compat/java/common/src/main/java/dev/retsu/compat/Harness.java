@@ -24,6 +24,10 @@ public final class Harness {
             "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
             "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed");
 
+    /** The SNS scenario keys (an SNS results file: "service": "sns"). */
+    public static final List<String> SNS_SCENARIOS = List.of(
+            "sns_topic_lifecycle", "sns_fanout_envelope", "sns_raw_and_filter", "sns_fifo", "sns_errors");
+
     public static final String TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
     public static final String TRACE_MD5 = "5ae4d5d7636402d80f4eb6d213245a88";
 
@@ -116,9 +120,16 @@ public final class Harness {
      */
     public static int run(String client, String version, String protocol, Map<String, Object> extra,
                           String out, Map<String, Scenario> scenarios, Runnable cleanup) throws IOException {
+        return run(client, version, protocol, null, SCENARIOS, extra, out, scenarios, cleanup);
+    }
+
+    /** As above, for the scenario keys `names` of `service` (null: SQS, no "service" field). */
+    public static int run(String client, String version, String protocol, String service, List<String> names,
+                          Map<String, Object> extra, String out, Map<String, Scenario> scenarios, Runnable cleanup)
+            throws IOException {
         Map<String, Map<String, String>> results = new LinkedHashMap<>();
         int failed = 0;
-        for (String name : SCENARIOS) {
+        for (String name : names) {
             long t0 = System.nanoTime();
             String status;
             String detail;
@@ -145,6 +156,7 @@ public final class Harness {
         doc.put("client", client);
         doc.put("version", version);
         doc.put("protocol", protocol);
+        if (service != null) doc.put("service", service);
         doc.put("results", results);
         doc.put("extra", extra);
         Files.writeString(Path.of(out), json(doc) + "\n");

@@ -24,7 +24,10 @@ import software.amazon.awssdk.services.sqs.model.*;
  * MD5OfMessageAttributes is missing or wrong, so every passing call here
  * also passed the strictest MD5 checker we have.
  *
- *   java -cp ... dev.retsu.compat.SdkV2 <endpoint> <results.json>
+ *   java -cp ... dev.retsu.compat.SdkV2 <endpoint> <results.json> [<sns-results.json>]
+ *
+ * With the third argument the SNS scenarios (SnsV2) run afterwards, on the
+ * same server, into that file.
  */
 public final class SdkV2 {
     static SqsClient c;
@@ -395,7 +398,7 @@ public final class SdkV2 {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) { System.err.println("usage: SdkV2 <endpoint> <results.json>"); System.exit(2); }
+        if (args.length != 2 && args.length != 3) { System.err.println("usage: SdkV2 <endpoint> <results.json> [<sns-results.json>]"); System.exit(2); }
         endpoint = args[0].replaceAll("/+$", "");
         c = SqsClient.builder()
                 .endpointOverride(URI.create(endpoint))
@@ -422,6 +425,7 @@ public final class SdkV2 {
                     created.clear();
                 });
         c.close();
+        if (args.length == 3) rc = Math.max(rc, SnsV2.run(endpoint, args[2]));
         System.exit(rc);
     }
 }

@@ -18,14 +18,20 @@ import io.awspring.cloud.sqs.operations.SendBatchOperationFailedException;
 import io.awspring.cloud.sqs.operations.SendResult;
 import io.awspring.cloud.sqs.operations.SqsTemplate;
 import org.springframework.boot.SpringApplication;
+import io.awspring.cloud.autoconfigure.sns.SnsClientCustomizer;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.stereotype.Component;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sns.model.PublishResponse;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
@@ -40,7 +46,14 @@ import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
  * The queues the listeners watch are created before the context starts
  * (a listener container resolves its queue at start-up).
  *
- *   java -cp ... dev.retsu.compat.SpringSqs <endpoint> <results.json>
+ *   java -cp ... dev.retsu.compat.SpringSqs <endpoint> <results.json> [<sns-results.json>]
+ *
+ * With the third argument the SNS scenarios follow in the same context:
+ * Spring Cloud AWS SNS's SnsTemplate publishes (the autoconfigured
+ * SnsClient sets up topics and SQS subscriptions), and SqsTemplate reads
+ * what the queues got. SnsTemplate returns nothing from a publish, so an
+ * interceptor on that SnsClient records each Publish's MessageId, to hold
+ * the delivered envelope against.
  */
 @SpringBootApplication
 public class SpringSqs {
@@ -83,6 +96,20 @@ public class SpringSqs {
     }
 
     static Listeners listeners;
+
+    /** The MessageId of every Publish the autoconfigured SnsClient (under SnsTemplate) got back. */
+    static final List<String> publishedIds = Collections.synchronizedList(new ArrayList<>());
+
+    @Bean
+    SnsClientCustomizer retsuPublishCapture() {
+        ExecutionInterceptor capture = new ExecutionInterceptor() {
+            @Override
+            public void afterExecution(Context.AfterExecution ctx, ExecutionAttributes attrs) {
+                if (ctx.response() instanceof PublishResponse p) publishedIds.add(p.messageId());
+            }
+        };
+        return b -> b.overrideConfiguration(b.overrideConfiguration().toBuilder().addExecutionInterceptor(capture).build());
+    }
 
     static String url(String role) { return Q.get(role); }
 
@@ -266,7 +293,7 @@ public class SpringSqs {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) { System.err.println("usage: SpringSqs <endpoint> <results.json>"); System.exit(2); }
+        if (args.length != 2 && args.length != 3) { System.err.println("usage: SpringSqs <endpoint> <results.json> [<sns-results.json>]"); System.exit(2); }
         endpoint = args[0].replaceAll("/+$", "");
         admin = SqsClient.builder().endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("AKIAIOSFODNN7EXAMPLE", "secret"))).build();
@@ -282,6 +309,7 @@ public class SpringSqs {
         props.put("spring.main.web-application-type", "none");
         props.put("spring.main.banner-mode", "off");
         props.put("spring.cloud.aws.sqs.endpoint", endpoint);
+        props.put("spring.cloud.aws.sns.endpoint", endpoint);
         props.put("spring.cloud.aws.region.static", "us-east-1");
         props.put("spring.cloud.aws.credentials.access-key", "AKIAIOSFODNN7EXAMPLE");
         props.put("spring.cloud.aws.credentials.secret-key", "secret");
@@ -311,6 +339,7 @@ public class SpringSqs {
         int rc = Harness.run("spring-cloud-aws-sqs", version, "json",
                 Map.of("spring_boot", jarVersion(SpringApplication.class, "?"), "awssdk", software.amazon.awssdk.core.util.VersionInfo.SDK_VERSION),
                 args[1], s, null);
+        if (args.length == 3) rc = Math.max(rc, SpringSns.run(ctx, args[2]));
         ctx.close();
         System.exit(rc);
     }
