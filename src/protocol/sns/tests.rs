@@ -767,7 +767,14 @@ fn encode_tags() {
 fn encode_empty_result() {
     let r = SnsResponse::Unsubscribe(Empty {});
     assert_eq!(encode_response(&r, "req-1"), wrap("Unsubscribe", ""));
-    // Every action has a shape exactly when its result is not `Empty`.
+    // Tag and untag answer an empty Result element, as AWS's sample shows
+    // (`<UntagResourceResponse><UntagResourceResult/>…`).
+    let tagged = SnsResponse::UntagResource(Empty {});
+    assert_eq!(
+        encode_response(&tagged, "req-1"),
+        wrap("UntagResource", "<UntagResourceResult/>")
+    );
+    // Every other action without output has no Result element at all.
     let empties = [
         SnsAction::AddPermission,
         SnsAction::DeleteTopic,
@@ -775,9 +782,7 @@ fn encode_empty_result() {
         SnsAction::RemovePermission,
         SnsAction::SetSubscriptionAttributes,
         SnsAction::SetTopicAttributes,
-        SnsAction::TagResource,
         SnsAction::Unsubscribe,
-        SnsAction::UntagResource,
     ];
     for action in SnsAction::ALL {
         assert_eq!(

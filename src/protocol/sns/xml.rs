@@ -98,7 +98,9 @@ const PUBLISH_BATCH: &[Field] = &[
 const DATA_PROTECTION_POLICY: &[Field] = &[text("DataProtectionPolicy")];
 
 /// The members of `<{Op}Result>`, or `None` for actions without output
-/// (their response has no Result element at all).
+/// (their response has no Result element at all). TagResource and
+/// UntagResource have an output shape with no members: an empty
+/// `<{Op}Result/>`, which botocore and the Go SDK require.
 fn result_shape(action: SnsAction) -> Option<&'static [Field]> {
     use SnsAction::*;
     Some(match action {
@@ -111,15 +113,14 @@ fn result_shape(action: SnsAction) -> Option<&'static [Field]> {
         Publish => PUBLISH,
         PublishBatch => PUBLISH_BATCH,
         GetDataProtectionPolicy => DATA_PROTECTION_POLICY,
+        TagResource | UntagResource => &[],
         AddPermission
         | DeleteTopic
         | PutDataProtectionPolicy
         | RemovePermission
         | SetSubscriptionAttributes
         | SetTopicAttributes
-        | TagResource
-        | Unsubscribe
-        | UntagResource => return None,
+        | Unsubscribe => return None,
     })
 }
 
