@@ -34,12 +34,12 @@ impl Journal {
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
-            let seq: String = r.get(3).map_err(err)?;
+            let sequence: String = r.get(3).map_err(err)?;
             restorer.counters(
                 r.get::<_, i64>(0).map_err(err)? as u64,
                 r.get::<_, i64>(1).map_err(err)? as u64,
                 r.get::<_, i64>(2).map_err(err)? as u64,
-                seq.parse().unwrap_or(0),
+                sequence.parse().unwrap_or(0),
             );
         }
 
@@ -50,14 +50,14 @@ impl Journal {
         let mut rows = stmt.query([]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             let id: Vec<u8> = r.get(3).map_err(err)?;
-            let seq: String = r.get(4).map_err(err)?;
+            let sequence: String = r.get(4).map_err(err)?;
             restorer.dedup(
                 r.get::<_, i64>(0).map_err(err)? as u64,
                 DedupRecord {
                     group: r.get(1).map_err(err)?,
                     dedup_id: r.get(2).map_err(err)?,
                     message_id: Uuid::from_slice(&id).unwrap_or_default(),
-                    sequence_number: seq.parse().unwrap_or(0),
+                    sequence_number: sequence.parse().unwrap_or(0),
                     expires_ms: r.get::<_, i64>(5).map_err(err)? as u64,
                 },
             );
@@ -132,7 +132,7 @@ impl Journal {
                     .or_insert_with_key(|g| Arc::from(g.as_str()))
                     .clone()
             });
-            let seq: Option<String> = r.get(14).map_err(err)?;
+            let sequence: Option<String> = r.get(14).map_err(err)?;
             let source: Option<String> = r.get(15).map_err(err)?;
             let message = StoredMessage {
                 message_id: Uuid::from_slice(&id).unwrap_or_default(),
@@ -148,7 +148,7 @@ impl Journal {
                     trace_header: r.get(6).map_err(err)?,
                     group_id,
                     dedup_id: r.get(13).map_err(err)?,
-                    sequence_number: seq.and_then(|s| s.parse().ok()),
+                    sequence_number: sequence.and_then(|s| s.parse().ok()),
                     dead_letter_source_arn: source.map(Arc::from),
                 }
                 .boxed(),

@@ -246,7 +246,9 @@ fn commit(
                                     Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?))
                                 })?
                                 .filter_map(|r| r.ok())
-                                .filter(|(_, _, seq)| seq.parse::<u128>().unwrap_or(0) <= floor)
+                                .filter(|(_, _, sequence)| {
+                                    sequence.parse::<u128>().unwrap_or(0) <= floor
+                                })
                                 .map(|(g, d, _)| (g, d))
                                 .collect();
                             let mut delete = tx.prepare_cached(
@@ -289,12 +291,12 @@ fn commit(
                         AND excluded.last_sequence > last_sequence)
                     THEN excluded.last_sequence ELSE last_sequence END",
         )?;
-        for (uid, (slot, nonce, seq)) in counters {
+        for (uid, (slot, nonce, sequence)) in counters {
             raise.execute(params![
                 uid as i64,
                 slot as i64,
                 nonce as i64,
-                seq.to_string()
+                sequence.to_string()
             ])?;
         }
         if let Some(now) = prune {

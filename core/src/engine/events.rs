@@ -27,7 +27,7 @@ use super::QueueKey;
 pub struct RawEvent {
     pub kind: Transition,
     pub message_id: Uuid,
-    pub seq: u64,
+    pub slot: u64,
     pub nonce: u64,
     pub receive_count: u32,
     /// The message's state after the transition (before, for removals).
@@ -323,12 +323,12 @@ impl EventBus {
                     State::InFlight(until) | State::Delayed(until) => Some(until),
                     State::Available => None,
                 },
-                receipt: (r.kind == Transition::Received).then_some((queue_uid, r.seq, r.nonce)),
+                receipt: (r.kind == Transition::Received).then_some((queue_uid, r.slot, r.nonce)),
                 note: r.note.clone(),
                 stored: (!snapshots.is_empty()).then(|| {
                     Box::new(Snapshot {
                         queue_uid,
-                        slot: r.seq,
+                        slot: r.slot,
                         message: snapshots[i].clone(),
                         attempt: r.attempt.clone(),
                     })

@@ -31,7 +31,7 @@ impl Engine {
         };
         let now = self.now();
         let mut state = queue.lock_at(now);
-        let Some(original) = state.store.get(receipt.seq) else {
+        let Some(original) = state.store.get(receipt.slot) else {
             return false;
         };
         let State::InFlight(until) = original.state else {

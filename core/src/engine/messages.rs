@@ -35,10 +35,10 @@ pub(super) fn receipt_for(queue: &Queue, handle: &str) -> Result<Receipt, SqsErr
 
 /// A deleted or changed message invalidates the receive attempts that
 /// returned it.
-pub(super) fn forget_attempts_with(state: &mut QueueState, seq: u64) {
+pub(super) fn forget_attempts_with(state: &mut QueueState, slot: u64) {
     if !state.attempts.is_empty() {
         state
             .attempts
-            .retain(|_, a| !a.messages.iter().any(|(s, _)| *s == seq));
+            .retain(|_, a| !a.messages.iter().any(|(s, _)| *s == slot));
     }
 }

@@ -234,17 +234,17 @@ impl Eq for dyn KeyParts + '_ {}
 #[doc(hidden)]
 pub fn parse_receipt_handle(handle: &str, secret: &[u8]) -> Option<(u64, u64, u64)> {
     let key = receipt::ReceiptKey::from_secret(secret);
-    receipt::Receipt::decode(handle, &key).map(|r| (r.queue_uid, r.seq, r.nonce))
+    receipt::Receipt::decode(handle, &key).map(|r| (r.queue_uid, r.slot, r.nonce))
 }
 
 /// Fuzzing hook: the handle the engine would give (queue uid, slot, nonce).
 #[doc(hidden)]
 pub fn make_receipt_handle(receipt: (u64, u64, u64), secret: &[u8]) -> String {
     let key = receipt::ReceiptKey::from_secret(secret);
-    let (queue_uid, seq, nonce) = receipt;
+    let (queue_uid, slot, nonce) = receipt;
     receipt::Receipt {
         queue_uid,
-        seq,
+        slot,
         nonce,
     }
     .encode(&key)
@@ -353,10 +353,10 @@ impl Engine {
 
     /// The receipt handle a `received` event's receipt stands for.
     pub fn receipt_handle(&self, receipt: (u64, u64, u64)) -> String {
-        let (queue_uid, seq, nonce) = receipt;
+        let (queue_uid, slot, nonce) = receipt;
         receipt::Receipt {
             queue_uid,
-            seq,
+            slot,
             nonce,
         }
         .encode(&self.shared.receipt_key)

@@ -300,8 +300,8 @@ impl Restorer<'_> {
             return false;
         };
         let mut state = queue.lock();
-        if let Some(seq) = message.sequence_number() {
-            state.last_sequence = state.last_sequence.max(seq);
+        if let Some(sequence) = message.sequence_number() {
+            state.last_sequence = state.last_sequence.max(sequence);
         }
         state.store.restore(slot, message);
         true

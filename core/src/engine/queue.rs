@@ -254,7 +254,7 @@ impl Queue {
             raw.iter()
                 .map(|r| {
                     (r.at.is_none())
-                        .then(|| state.store.get(r.seq))
+                        .then(|| state.store.get(r.slot))
                         .flatten()
                         .map(|m| Arc::new(m.clone()))
                 })

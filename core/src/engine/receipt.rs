@@ -22,7 +22,7 @@ const LEN: usize = BODY_LEN + TAG_LEN;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Receipt {
     pub queue_uid: u64,
-    pub seq: u64,
+    pub slot: u64,
     pub nonce: u64,
 }
 
@@ -61,7 +61,7 @@ impl Receipt {
         let mut bytes = Vec::with_capacity(LEN);
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&self.queue_uid.to_be_bytes());
-        bytes.extend_from_slice(&self.seq.to_be_bytes());
+        bytes.extend_from_slice(&self.slot.to_be_bytes());
         bytes.extend_from_slice(&self.nonce.to_be_bytes());
         let mut mac = key.mac.clone();
         mac.update(&bytes);
@@ -86,7 +86,7 @@ impl Receipt {
         let word = |i: usize| u64::from_be_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         Some(Receipt {
             queue_uid: word(4),
-            seq: word(12),
+            slot: word(12),
             nonce: word(20),
         })
     }
@@ -101,7 +101,7 @@ mod tests {
         let key = ReceiptKey::random();
         let r = Receipt {
             queue_uid: 7,
-            seq: 42,
+            slot: 42,
             nonce: 9,
         };
         let h = r.encode(&key);
@@ -121,7 +121,7 @@ mod tests {
         let key = ReceiptKey::random();
         let mine = Receipt {
             queue_uid: 1,
-            seq: 10,
+            slot: 10,
             nonce: 20,
         }
         .encode(&key);
@@ -134,7 +134,7 @@ mod tests {
         // A handle made under another server's key is refused too.
         let other = Receipt {
             queue_uid: 1,
-            seq: 11,
+            slot: 11,
             nonce: 21,
         }
         .encode(&ReceiptKey::random());

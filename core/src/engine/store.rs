@@ -71,7 +71,7 @@ struct Fifo {
 #[derive(Debug, Default)]
 pub struct Received {
     /// Slots of the messages now in flight, in delivery order.
-    pub seqs: Vec<u64>,
+    pub slots: Vec<u64>,
     /// Messages taken out for the dead-letter queue.
     pub dead_lettered: Vec<StoredMessage>,
 }
@@ -86,7 +86,7 @@ pub struct MessageStore {
     /// (`store/slots.rs`); client-chosen keys (group ids) keep the default
     /// hasher.
     messages: SlotMap<Box<StoredMessage>>,
-    next_seq: u64,
+    next_slot: u64,
     next_nonce: u64,
     next_order: u64,
     delayed: BTreeSet<(u64, u64)>,
@@ -117,7 +117,7 @@ impl MessageStore {
     pub fn new(fifo: bool) -> MessageStore {
         MessageStore {
             messages: SlotMap::default(),
-            next_seq: 1,
+            next_slot: 1,
             next_nonce: 1,
             next_order: 1,
             delayed: BTreeSet::new(),
@@ -151,8 +151,8 @@ impl MessageStore {
         self.messages.len() - self.delayed.len() - self.in_flight.len()
     }
 
-    pub fn get(&self, seq: u64) -> Option<&StoredMessage> {
-        self.messages.get(&seq).map(|m| &**m)
+    pub fn get(&self, slot: u64) -> Option<&StoredMessage> {
+        self.messages.get(&slot).map(|m| &**m)
     }
 
     /// The earliest time at which a time-driven transition is due.
@@ -169,7 +169,7 @@ impl MessageStore {
     /// once and lands in the outbox the queue publishes (`events.rs`).
     fn transition(
         how: Transition,
-        seq: u64,
+        slot: u64,
         message: &StoredMessage,
         at: Option<u64>,
         note: Option<Arc<str>>,
@@ -177,7 +177,7 @@ impl MessageStore {
         RawEvent {
             kind: how,
             message_id: message.message_id,
-            seq,
+            slot,
             nonce: message.nonce,
             receive_count: message.receive_count,
             state: message.state,
@@ -213,10 +213,10 @@ impl MessageStore {
     /// Records a transition of a stored message as it now is (also one
     /// that changes no index: a delete with a stale handle, which succeeds
     /// and removes nothing).
-    pub fn note(&mut self, seq: u64, how: Transition) {
-        if let Some(m) = self.messages.get(&seq) {
+    pub fn note(&mut self, slot: u64, how: Transition) {
+        if let Some(m) = self.messages.get(&slot) {
             self.outbox
-                .push(MessageStore::transition(how, seq, m, None, None));
+                .push(MessageStore::transition(how, slot, m, None, None));
         }
     }
 
@@ -230,26 +230,26 @@ impl MessageStore {
     /// visibility timeouts that ran out, retention that expired. Each
     /// message becomes visible as of its own deadline, not of `now`.
     pub fn tick(&mut self, now: u64, retention_ms: u64) {
-        while let Some(&(until, seq)) = self.delayed.first() {
+        while let Some(&(until, slot)) = self.delayed.first() {
             if until > now {
                 break;
             }
             self.delayed.pop_first();
-            self.make_available(seq, until, Transition::DelayEnded, Some(until));
+            self.make_available(slot, until, Transition::DelayEnded, Some(until));
         }
-        while let Some(&(until, _, seq)) = self.in_flight.first() {
+        while let Some(&(until, _, slot)) = self.in_flight.first() {
             if until > now {
                 break;
             }
             self.in_flight.pop_first();
-            self.make_available(seq, until, Transition::Released, Some(until));
+            self.make_available(slot, until, Transition::Released, Some(until));
         }
-        while let Some((enqueued, seq)) = self.by_age.first() {
+        while let Some((enqueued, slot)) = self.by_age.first() {
             let due = enqueued.saturating_add(retention_ms);
             if due > now {
                 break;
             }
-            self.remove_at(seq, Transition::Expired, Some(due));
+            self.remove_at(slot, Transition::Expired, Some(due));
         }
         self.ext_tick(now);
     }
@@ -282,8 +282,8 @@ impl MessageStore {
         note: Option<Arc<str>>,
     ) -> u64 {
         let mut message = message.into();
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let slot = self.next_slot;
+        self.next_slot += 1;
         message.order = self.next_order();
         message.visible_since = visible_at.max(now);
         message.state = if visible_at > now {
@@ -292,41 +292,41 @@ impl MessageStore {
             State::Available
         };
         self.outbox
-            .push(MessageStore::transition(how, seq, &message, None, note));
-        self.index(seq, message);
-        self.ext_stored(seq);
-        seq
+            .push(MessageStore::transition(how, slot, &message, None, note));
+        self.index(slot, message);
+        self.ext_stored(slot);
+        slot
     }
 
-    /// Stores `message` in slot `seq` and enters it in every index its
+    /// Stores `message` in `slot` and enters it in every index its
     /// state and group call for (a new message, or one restored).
-    fn index(&mut self, seq: u64, message: impl Into<Box<StoredMessage>>) {
+    fn index(&mut self, slot: u64, message: impl Into<Box<StoredMessage>>) {
         let message = message.into();
-        self.by_age.insert(message.enqueued_ms, seq);
+        self.by_age.insert(message.enqueued_ms, slot);
         if let Some(by_id) = &mut self.by_id {
-            by_id.insert(message.message_id, seq);
+            by_id.insert(message.message_id, slot);
         }
         match message.state {
             State::Delayed(until) => {
-                self.delayed.insert((until, seq));
+                self.delayed.insert((until, slot));
             }
             State::InFlight(until) => {
-                self.in_flight.insert((until, message.order, seq));
+                self.in_flight.insert((until, message.order, slot));
             }
             State::Available => {
                 if self.fifo.is_none() {
-                    self.available.insert((), seq);
+                    self.available.insert((), slot);
                 }
             }
         }
         let group = self.fifo.is_some().then(|| group_of(&message));
-        self.messages.insert(seq, message);
+        self.messages.insert(slot, message);
         if let (Some(fifo), Some(group_id)) = (&mut self.fifo, group) {
             fifo.groups
                 .entry(group_id.clone())
                 .or_default()
                 .messages
-                .insert(seq);
+                .insert(slot);
             self.refresh_group(&group_id);
         }
     }
@@ -334,21 +334,21 @@ impl MessageStore {
     /// A message becomes receivable as of `since` (from Delayed or
     /// InFlight, whose index entry the caller has already removed). `at`:
     /// when a deadline made it so (`None`: now).
-    fn make_available(&mut self, seq: u64, since: u64, how: Transition, at: Option<u64>) {
-        if how == Transition::Released && self.ext_flight_ended(seq, at) {
+    fn make_available(&mut self, slot: u64, since: u64, how: Transition, at: Option<u64>) {
+        if how == Transition::Released && self.ext_flight_ended(slot, at) {
             return;
         }
-        let Some(message) = self.messages.get_mut(&seq) else {
+        let Some(message) = self.messages.get_mut(&slot) else {
             return;
         };
         message.state = State::Available;
         message.visible_since = since;
-        let message = &self.messages[&seq];
+        let message = &self.messages[&slot];
         self.outbox
-            .push(MessageStore::transition(how, seq, message, at, None));
+            .push(MessageStore::transition(how, slot, message, at, None));
         if self.fifo.is_none() {
-            self.available.insert((), seq);
-            self.ext_available(seq);
+            self.available.insert((), slot);
+            self.ext_available(slot);
         } else {
             let group_id = group_of(message);
             self.refresh_group(&group_id);
@@ -386,10 +386,10 @@ impl MessageStore {
         }
     }
 
-    /// The first message after `seq` in its FIFO group.
-    fn next_in_group(&self, group_id: &Arc<str>, seq: u64) -> Option<u64> {
+    /// The first message after `slot` in its FIFO group.
+    fn next_in_group(&self, group_id: &Arc<str>, slot: u64) -> Option<u64> {
         let group = self.fifo.as_ref()?.groups.get(group_id)?;
-        group.messages.range(seq + 1..).next().copied()
+        group.messages.range(slot + 1..).next().copied()
     }
 
     /// The ready FIFO group served first, and its head.
@@ -401,50 +401,50 @@ impl MessageStore {
     }
 
     /// Removes a message from every index. Returns it.
-    pub fn remove(&mut self, seq: u64, how: Transition) -> Option<StoredMessage> {
-        self.remove_at(seq, how, None)
+    pub fn remove(&mut self, slot: u64, how: Transition) -> Option<StoredMessage> {
+        self.remove_at(slot, how, None)
     }
 
-    fn remove_at(&mut self, seq: u64, how: Transition, at: Option<u64>) -> Option<StoredMessage> {
-        let message = *self.messages.remove(&seq)?;
-        self.ext_forget(seq, &message);
-        self.by_age.remove(message.enqueued_ms, seq);
+    fn remove_at(&mut self, slot: u64, how: Transition, at: Option<u64>) -> Option<StoredMessage> {
+        let message = *self.messages.remove(&slot)?;
+        self.ext_forget(slot, &message);
+        self.by_age.remove(message.enqueued_ms, slot);
         // A seeded duplicate shares its id: only forget the id's own slot.
         if let Some(by_id) = &mut self.by_id {
-            if by_id.get(&message.message_id) == Some(&seq) {
+            if by_id.get(&message.message_id) == Some(&slot) {
                 by_id.remove(&message.message_id);
             }
         }
         match message.state {
             State::Delayed(until) => {
-                self.delayed.remove(&(until, seq));
+                self.delayed.remove(&(until, slot));
             }
             State::InFlight(until) => {
-                self.in_flight.remove(&(until, message.order, seq));
+                self.in_flight.remove(&(until, message.order, slot));
             }
             State::Available => {
-                self.available.remove((), seq);
+                self.available.remove((), slot);
             }
         }
         if let Some(fifo) = &mut self.fifo {
             let group_id = group_of(&message);
             if let Some(group) = fifo.groups.get_mut(&group_id) {
-                group.messages.remove(&seq);
+                group.messages.remove(&slot);
             }
             self.refresh_group(&group_id);
         }
         self.outbox
-            .push(MessageStore::transition(how, seq, &message, at, None));
+            .push(MessageStore::transition(how, slot, &message, at, None));
         Some(message)
     }
 
     /// Puts the message in flight until `until`, under a fresh receipt,
     /// stamping its delivery order.
-    fn start_flight(&mut self, seq: u64, now: u64, until: u64) {
+    fn start_flight(&mut self, slot: u64, now: u64, until: u64) {
         let nonce = self.next_nonce;
         self.next_nonce += 1;
         let order = self.next_order();
-        let message = self.messages.get_mut(&seq).expect("caller checked");
+        let message = self.messages.get_mut(&slot).expect("caller checked");
         message.state = State::InFlight(until);
         message.nonce = nonce;
         message.order = order;
@@ -452,23 +452,23 @@ impl MessageStore {
         message.receive_count += 1;
         message.first_receive_ms.get_or_insert(now);
         let group_id = self.fifo.is_some().then(|| group_of(message));
-        self.in_flight.insert((until, order, seq));
-        self.note(seq, Transition::Received);
+        self.in_flight.insert((until, order, slot));
+        self.note(slot, Transition::Received);
         if let Some(group_id) = group_id {
             self.refresh_group(&group_id);
         }
     }
 
     /// Whether receiving this message now would exceed `max_receive_count`.
-    fn doomed(&self, seq: u64, max_receive_count: Option<u32>) -> bool {
-        match (max_receive_count, self.messages.get(&seq)) {
+    fn doomed(&self, slot: u64, max_receive_count: Option<u32>) -> bool {
+        match (max_receive_count, self.messages.get(&slot)) {
             (Some(max), Some(m)) => m.receive_count >= max,
             _ => false,
         }
     }
 
-    fn is_available(&self, seq: u64) -> bool {
-        self.messages.get(&seq).map(|m| m.state) == Some(State::Available)
+    fn is_available(&self, slot: u64) -> bool {
+        self.messages.get(&slot).map(|m| m.state) == Some(State::Available)
     }
 
     /// Receives up to `max` messages, putting them in flight until
@@ -485,40 +485,40 @@ impl MessageStore {
         let mut out = Received::default();
         let until = now + visibility_ms;
         if self.fifo.is_none() {
-            while out.seqs.len() < max {
-                let Some(seq) = self.pop_available() else {
+            while out.slots.len() < max {
+                let Some(slot) = self.pop_available() else {
                     break;
                 };
-                if self.doomed(seq, max_receive_count) {
+                if self.doomed(slot, max_receive_count) {
                     out.dead_lettered
-                        .extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
+                        .extend(self.remove(slot, Transition::MovedToDeadLetterQueue));
                     continue;
                 }
-                self.start_flight(seq, now, until);
-                out.seqs.push(seq);
+                self.start_flight(slot, now, until);
+                out.slots.push(slot);
             }
             return out;
         }
         // Group by group in serving order: each group's visible run from
         // its head. Taking the head (or dead-lettering every visible
         // message) takes the group out of `ready`, so this ends.
-        while out.seqs.len() < max {
+        while out.slots.len() < max {
             let Some((group_id, head)) = self.first_ready() else {
                 break;
             };
             let mut cursor = Some(head);
-            while out.seqs.len() < max {
-                let Some(seq) = cursor.filter(|s| self.is_available(*s)) else {
+            while out.slots.len() < max {
+                let Some(slot) = cursor.filter(|s| self.is_available(*s)) else {
                     break;
                 };
-                cursor = self.next_in_group(&group_id, seq);
-                if self.doomed(seq, max_receive_count) {
+                cursor = self.next_in_group(&group_id, slot);
+                if self.doomed(slot, max_receive_count) {
                     out.dead_lettered
-                        .extend(self.remove(seq, Transition::MovedToDeadLetterQueue));
+                        .extend(self.remove(slot, Transition::MovedToDeadLetterQueue));
                     continue;
                 }
-                self.start_flight(seq, now, until);
-                out.seqs.push(seq);
+                self.start_flight(slot, now, until);
+                out.slots.push(slot);
             }
         }
         out
@@ -536,7 +536,7 @@ impl MessageStore {
     ) -> Received {
         let from = self.outbox.len();
         let received = self.receive(now, max, visibility_ms, max_receive_count);
-        if let (Some(attempt), false) = (attempt, received.seqs.is_empty()) {
+        if let (Some(attempt), false) = (attempt, received.slots.is_empty()) {
             self.mark_attempt(from, attempt);
         }
         received
@@ -545,16 +545,16 @@ impl MessageStore {
     /// Sets a new visibility deadline for a message that is in flight (or,
     /// on standard queues, whose visibility already ran out). A deadline
     /// at or before `now` makes it available at once.
-    pub fn change_visibility(&mut self, seq: u64, now: u64, until: u64) {
-        let Some(message) = self.messages.get(&seq) else {
+    pub fn change_visibility(&mut self, slot: u64, now: u64, until: u64) {
+        let Some(message) = self.messages.get(&slot) else {
             return;
         };
         let order = message.order;
         match message.state {
             State::InFlight(old) => {
-                self.in_flight.remove(&(old, order, seq));
+                self.in_flight.remove(&(old, order, slot));
                 if until <= now {
-                    self.make_available(seq, now, Transition::Released, None);
+                    self.make_available(slot, now, Transition::Released, None);
                     return;
                 }
             }
@@ -562,30 +562,30 @@ impl MessageStore {
                 if until <= now {
                     return;
                 }
-                self.available.remove((), seq);
-                self.ext_unavailable(seq);
+                self.available.remove((), slot);
+                self.ext_unavailable(slot);
             }
             _ => return,
         }
-        let message = self.messages.get_mut(&seq).expect("present");
+        let message = self.messages.get_mut(&slot).expect("present");
         message.state = State::InFlight(until);
-        self.in_flight.insert((until, order, seq));
-        self.note(seq, Transition::VisibilityChanged);
+        self.in_flight.insert((until, order, slot));
+        self.note(slot, Transition::VisibilityChanged);
     }
 
     /// Extends the visibility of an in-flight message without a new
     /// receipt: a retry of the FIFO receive attempt `attempt`.
-    pub fn refresh_flight(&mut self, seq: u64, until: u64, attempt: &Arc<str>) {
+    pub fn refresh_flight(&mut self, slot: u64, until: u64, attempt: &Arc<str>) {
         let from = self.outbox.len();
-        let Some(message) = self.messages.get_mut(&seq) else {
+        let Some(message) = self.messages.get_mut(&slot) else {
             return;
         };
         if let State::InFlight(old) = message.state {
             message.state = State::InFlight(until);
             let order = message.order;
-            self.in_flight.remove(&(old, order, seq));
-            self.in_flight.insert((until, order, seq));
-            self.note(seq, Transition::VisibilityChanged);
+            self.in_flight.remove(&(old, order, slot));
+            self.in_flight.insert((until, order, slot));
+            self.note(slot, Transition::VisibilityChanged);
             self.mark_attempt(from, attempt);
         }
     }
@@ -597,16 +597,17 @@ impl MessageStore {
         // One event per message: sized once, not doubled (and copied) ~20
         // times on the way to a million.
         outbox.reserve(self.messages.len());
-        for (seq, m) in &self.messages {
-            outbox.push(MessageStore::transition(how, *seq, m, None, None));
+        for (slot, m) in &self.messages {
+            outbox.push(MessageStore::transition(how, *slot, m, None, None));
         }
         let count = self.messages.len();
         let fifo = self.fifo.is_some();
-        let (next_seq, next_nonce, next_order) = (self.next_seq, self.next_nonce, self.next_order);
+        let (next_slot, next_nonce, next_order) =
+            (self.next_slot, self.next_nonce, self.next_order);
         let extensions = self.extensions();
         *self = MessageStore::new(fifo);
         self.set_extensions(extensions);
-        self.next_seq = next_seq;
+        self.next_slot = next_slot;
         self.next_nonce = next_nonce;
         self.next_order = next_order;
         self.outbox = outbox;
@@ -625,10 +626,10 @@ impl MessageStore {
         let mut out = Vec::new();
         if self.fifo.is_none() {
             while out.len() < max {
-                let Some(((), seq)) = self.available.first() else {
+                let Some(((), slot)) = self.available.first() else {
                     break;
                 };
-                out.extend(self.remove(seq, Transition::MovedByTask));
+                out.extend(self.remove(slot, Transition::MovedByTask));
             }
             return out;
         }
@@ -638,11 +639,11 @@ impl MessageStore {
             };
             let mut cursor = Some(head);
             while out.len() < max {
-                let Some(seq) = cursor.filter(|s| self.is_available(*s)) else {
+                let Some(slot) = cursor.filter(|s| self.is_available(*s)) else {
                     break;
                 };
-                cursor = self.next_in_group(&group_id, seq);
-                out.extend(self.remove(seq, Transition::MovedByTask));
+                cursor = self.next_in_group(&group_id, slot);
+                out.extend(self.remove(slot, Transition::MovedByTask));
             }
         }
         out
@@ -683,11 +684,11 @@ impl MessageStore {
         let by_id = self.by_id.get_or_insert_with(|| {
             let mut by_id = FxHashMap::default();
             by_id.reserve(messages.len());
-            for (&seq, m) in messages {
+            for (&slot, m) in messages {
                 // As if indexed in send order: a seeded duplicate (same
                 // id, later slot) wins, as it did when it was stored.
-                let slot = by_id.entry(m.message_id).or_insert(seq);
-                *slot = (*slot).max(seq);
+                let kept = by_id.entry(m.message_id).or_insert(slot);
+                *kept = (*kept).max(slot);
             }
             by_id
         });
@@ -724,11 +725,11 @@ impl MessageStore {
         }
         if states.in_flight() {
             let room = limit - out.len();
-            out.extend(self.in_flight.iter().take(room).map(|(_, _, seq)| *seq));
+            out.extend(self.in_flight.iter().take(room).map(|(_, _, slot)| *slot));
         }
         if states.delayed() {
             let room = limit - out.len();
-            out.extend(self.delayed.iter().take(room).map(|(_, seq)| *seq));
+            out.extend(self.delayed.iter().take(room).map(|(_, slot)| *slot));
         }
         let truncated = total > out.len();
         (out, truncated)
@@ -739,17 +740,17 @@ impl MessageStore {
             let room = limit - out.len();
             match self.ext_ranked() {
                 Some(ranked) => out.extend(ranked.take(room)),
-                None => out.extend(self.available.iter().map(|((), seq)| seq).take(room)),
+                None => out.extend(self.available.iter().map(|((), slot)| slot).take(room)),
             }
             return;
         };
         let available_of = |group: &Group, out: &mut Vec<u64>| {
-            for seq in &group.messages {
+            for slot in &group.messages {
                 if out.len() >= limit {
                     return;
                 }
-                if self.is_available(*seq) {
-                    out.push(*seq);
+                if self.is_available(*slot) {
+                    out.push(*slot);
                 }
             }
         };
@@ -782,22 +783,22 @@ impl MessageStore {
 // restored deadlines at the next `tick`.
 impl MessageStore {
     /// Puts a message back in its slot with its full state.
-    pub fn restore(&mut self, seq: u64, message: StoredMessage) {
-        self.next_seq = self.next_seq.max(seq + 1);
+    pub fn restore(&mut self, slot: u64, message: StoredMessage) {
+        self.next_slot = self.next_slot.max(slot + 1);
         self.next_nonce = self.next_nonce.max(message.nonce + 1);
         self.next_order = self.next_order.max(message.order + 1);
-        self.index(seq, message);
+        self.index(slot, message);
     }
 
     /// The next slot and receipt nonce (what a restart must not reuse).
     pub fn counters(&self) -> (u64, u64) {
-        (self.next_seq, self.next_nonce)
+        (self.next_slot, self.next_nonce)
     }
 
     /// Never hands out a slot or nonce below these again (a restart after
     /// a purge must not make an old receipt handle name a new message).
-    pub fn raise_counters(&mut self, next_seq: u64, next_nonce: u64) {
-        self.next_seq = self.next_seq.max(next_seq);
+    pub fn raise_counters(&mut self, next_slot: u64, next_nonce: u64) {
+        self.next_slot = self.next_slot.max(next_slot);
         self.next_nonce = self.next_nonce.max(next_nonce);
     }
 }

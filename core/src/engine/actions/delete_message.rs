@@ -71,7 +71,7 @@ impl Engine {
 /// message may unlock its group: the store's transition wakes the polls.)
 fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(), SqsError> {
     let receipt = receipt_for(queue, handle)?;
-    let Some(message) = state.store.get(receipt.seq) else {
+    let Some(message) = state.store.get(receipt.slot) else {
         // Already deleted (or expired): deleting again succeeds.
         return Ok(());
     };
@@ -81,12 +81,12 @@ fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(),
         return Err(expired_handle(handle));
     }
     if current {
-        state.store.remove(receipt.seq, Transition::Deleted);
-        forget_attempts_with(state, receipt.seq);
+        state.store.remove(receipt.slot, Transition::Deleted);
+        forget_attempts_with(state, receipt.slot);
     } else {
         // A handle from an earlier receive of a message received again
         // since deletes nothing on a standard queue; the history says so.
-        state.store.note(receipt.seq, Transition::StaleDelete);
+        state.store.note(receipt.slot, Transition::StaleDelete);
     }
     Ok(())
 }

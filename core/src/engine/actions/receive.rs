@@ -171,7 +171,7 @@ fn attribute_selected(name: &str, patterns: &[String]) -> bool {
     })
 }
 
-fn render(queue: &Queue, seq: u64, m: &StoredMessage, params: &ReceiveParams) -> Message {
+fn render(queue: &Queue, slot: u64, m: &StoredMessage, params: &ReceiveParams) -> Message {
     let selected: MessageAttributes = m
         .attributes
         .iter()
@@ -182,7 +182,7 @@ fn render(queue: &Queue, seq: u64, m: &StoredMessage, params: &ReceiveParams) ->
         message_id: id_text(&m.message_id),
         receipt_handle: Receipt {
             queue_uid: queue.uid,
-            seq,
+            slot,
             nonce: m.nonce,
         }
         .encode(queue.receipt_key()),
@@ -229,18 +229,18 @@ impl Engine {
             redrive.as_ref().map(|r| r.max_receive_count),
         );
         let messages: Vec<Message> = received
-            .seqs
+            .slots
             .iter()
-            .filter_map(|seq| {
+            .filter_map(|slot| {
                 state
                     .store
-                    .get(*seq)
-                    .map(|m| render(queue, *seq, m, params))
+                    .get(*slot)
+                    .map(|m| render(queue, *slot, m, params))
             })
             .collect();
-        if let (Some(id), false) = (&params.attempt_id, received.seqs.is_empty()) {
+        if let (Some(id), false) = (&params.attempt_id, received.slots.is_empty()) {
             let entries = received
-                .seqs
+                .slots
                 .iter()
                 .filter_map(|s| state.store.get(*s).map(|m| (*s, m.nonce)))
                 .collect();
@@ -279,10 +279,10 @@ fn replay_attempt(
         state.attempts.remove(id);
         return None;
     }
-    let intact = attempt.messages.iter().all(|(seq, nonce)| {
+    let intact = attempt.messages.iter().all(|(slot, nonce)| {
         state
             .store
-            .get(*seq)
+            .get(*slot)
             .is_some_and(|m| m.nonce == *nonce && matches!(m.state, State::InFlight(_)))
     });
     if !intact {
@@ -292,10 +292,10 @@ fn replay_attempt(
     let until = now + visibility_ms;
     let id: Arc<str> = Arc::from(id.as_str());
     let mut out = Vec::with_capacity(attempt.messages.len());
-    for (seq, _) in &attempt.messages {
-        state.store.refresh_flight(*seq, until, &id);
-        if let Some(m) = state.store.get(*seq) {
-            out.push(render(queue, *seq, m, params));
+    for (slot, _) in &attempt.messages {
+        state.store.refresh_flight(*slot, until, &id);
+        if let Some(m) = state.store.get(*slot) {
+            out.push(render(queue, *slot, m, params));
         }
     }
     Some(out)

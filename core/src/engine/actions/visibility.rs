@@ -95,7 +95,7 @@ fn change_one(
         "Must be >= 0 and <= 43200, if provided.",
     )?;
     let receipt = receipt_for(queue, handle)?;
-    let Some(message) = state.store.get(receipt.seq) else {
+    let Some(message) = state.store.get(receipt.slot) else {
         return Err(SqsError::invalid_parameter(
             "ReceiptHandle",
             handle,
@@ -121,7 +121,7 @@ fn change_one(
             "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]",
         ));
     }
-    state.store.change_visibility(receipt.seq, now, until);
-    forget_attempts_with(state, receipt.seq);
+    state.store.change_visibility(receipt.slot, now, until);
+    forget_attempts_with(state, receipt.slot);
     Ok(())
 }

@@ -84,8 +84,8 @@ fn number(message: &StoredMessage, name: &str) -> Option<f64> {
 }
 
 impl Extensions {
-    fn priority(&self, seq: u64) -> i64 {
-        self.priority_of.get(&seq).copied().unwrap_or(0)
+    fn priority(&self, slot: u64) -> i64 {
+        self.priority_of.get(&slot).copied().unwrap_or(0)
     }
 }
 
@@ -116,18 +116,18 @@ impl MessageStore {
             ranked: (flags.priority && self.fifo.is_none()).then(BTreeSet::new),
             ..Extensions::default()
         }));
-        let seqs: Vec<u64> = self.messages.keys().copied().collect();
-        for seq in seqs {
-            self.ext_stored(seq);
+        let slots: Vec<u64> = self.messages.keys().copied().collect();
+        for slot in slots {
+            self.ext_stored(slot);
         }
     }
 
     /// Hook: a message was stored (indexes its time to live and priority).
-    pub(super) fn ext_stored(&mut self, seq: u64) {
+    pub(super) fn ext_stored(&mut self, slot: u64) {
         let Some(ext) = self.ext.as_deref_mut() else {
             return;
         };
-        let Some(message) = self.messages.get(&seq) else {
+        let Some(message) = self.messages.get(&slot) else {
             return;
         };
         if ext.flags.ttl {
@@ -135,8 +135,8 @@ impl MessageStore {
                 let ends = message
                     .sent_ms
                     .saturating_add((secs.max(0.0) * 1000.0) as u64);
-                ext.ttl.insert((ends, seq));
-                ext.ttl_of.insert(seq, ends);
+                ext.ttl.insert((ends, slot));
+                ext.ttl_of.insert(slot, ends);
             }
         }
         if let Some(ranked) = &mut ext.ranked {
@@ -144,18 +144,18 @@ impl MessageStore {
                 .map(|p| p.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64)
                 .unwrap_or(0);
             if priority != 0 {
-                ext.priority_of.insert(seq, priority);
+                ext.priority_of.insert(slot, priority);
             }
             if message.state == State::Available {
-                ranked.insert((Reverse(priority), seq));
+                ranked.insert((Reverse(priority), slot));
             }
         }
     }
 
     /// Hook: a message became available (standard queues).
-    pub(super) fn ext_available(&mut self, seq: u64) {
+    pub(super) fn ext_available(&mut self, slot: u64) {
         if let Some(ext) = self.ext.as_deref_mut() {
-            let key = (Reverse(ext.priority(seq)), seq);
+            let key = (Reverse(ext.priority(slot)), slot);
             if let Some(ranked) = &mut ext.ranked {
                 ranked.insert(key);
             }
@@ -163,9 +163,9 @@ impl MessageStore {
     }
 
     /// Hook: an available message is no longer (standard queues).
-    pub(super) fn ext_unavailable(&mut self, seq: u64) {
+    pub(super) fn ext_unavailable(&mut self, slot: u64) {
         if let Some(ext) = self.ext.as_deref_mut() {
-            let key = (Reverse(ext.priority(seq)), seq);
+            let key = (Reverse(ext.priority(slot)), slot);
             if let Some(ranked) = &mut ext.ranked {
                 ranked.remove(&key);
             }
@@ -178,11 +178,11 @@ impl MessageStore {
         let ranked = self.ext.as_deref_mut().and_then(|e| e.ranked.as_mut());
         match ranked {
             Some(ranked) => {
-                let (_, seq) = ranked.pop_first()?;
-                self.available.remove((), seq);
-                Some(seq)
+                let (_, slot) = ranked.pop_first()?;
+                self.available.remove((), slot);
+                Some(slot)
             }
-            None => self.available.pop_first().map(|((), seq)| seq),
+            None => self.available.pop_first().map(|((), slot)| slot),
         }
     }
 
@@ -190,36 +190,36 @@ impl MessageStore {
     /// priority reorders them.
     pub(super) fn ext_ranked(&self) -> Option<impl Iterator<Item = u64> + '_> {
         let ranked = self.ext.as_deref()?.ranked.as_ref()?;
-        Some(ranked.iter().map(|(_, seq)| *seq))
+        Some(ranked.iter().map(|(_, slot)| *slot))
     }
 
     /// Hook: a message left the store (any state).
-    pub(super) fn ext_forget(&mut self, seq: u64, message: &StoredMessage) {
+    pub(super) fn ext_forget(&mut self, slot: u64, message: &StoredMessage) {
         let Some(ext) = self.ext.as_deref_mut() else {
             return;
         };
-        let priority = ext.priority_of.remove(&seq).unwrap_or(0);
+        let priority = ext.priority_of.remove(&slot).unwrap_or(0);
         if let Some(ranked) = &mut ext.ranked {
             if message.state == State::Available {
-                ranked.remove(&(Reverse(priority), seq));
+                ranked.remove(&(Reverse(priority), slot));
             }
         }
-        if let Some(ends) = ext.ttl_of.remove(&seq) {
-            ext.ttl.remove(&(ends, seq));
+        if let Some(ends) = ext.ttl_of.remove(&slot) {
+            ext.ttl.remove(&(ends, slot));
         }
-        ext.overdue.remove(&seq);
+        ext.overdue.remove(&slot);
     }
 
     /// Hook, called when a delivery ends: a message whose time to live
     /// ended during it is removed now instead of becoming available.
     /// Returns whether it was.
-    pub(super) fn ext_flight_ended(&mut self, seq: u64, at: Option<u64>) -> bool {
+    pub(super) fn ext_flight_ended(&mut self, slot: u64, at: Option<u64>) -> bool {
         let overdue = self
             .ext
             .as_deref_mut()
-            .is_some_and(|e| e.overdue.remove(&seq));
+            .is_some_and(|e| e.overdue.remove(&slot));
         if overdue {
-            self.remove_expired_by_ttl(seq, at);
+            self.remove_expired_by_ttl(slot, at);
         }
         overdue
     }
@@ -231,34 +231,34 @@ impl MessageStore {
             let Some(ext) = self.ext.as_deref_mut() else {
                 return;
             };
-            let Some(&(ends, seq)) = ext.ttl.first() else {
+            let Some(&(ends, slot)) = ext.ttl.first() else {
                 return;
             };
             if ends > now {
                 return;
             }
             ext.ttl.pop_first();
-            ext.ttl_of.remove(&seq);
+            ext.ttl_of.remove(&slot);
             let in_flight = matches!(
-                self.messages.get(&seq).map(|m| m.state),
+                self.messages.get(&slot).map(|m| m.state),
                 Some(State::InFlight(_))
             );
             if in_flight {
                 if let Some(ext) = self.ext.as_deref_mut() {
-                    ext.overdue.insert(seq);
+                    ext.overdue.insert(slot);
                 }
             } else {
                 // Released at its deadline in this same tick: expired no
                 // earlier than that (a delayed one: when its time ends).
-                let since = self.messages.get(&seq).map_or(ends, |m| m.visible_since);
-                self.remove_expired_by_ttl(seq, Some(ends.max(since).min(now)));
+                let since = self.messages.get(&slot).map_or(ends, |m| m.visible_since);
+                self.remove_expired_by_ttl(slot, Some(ends.max(since).min(now)));
             }
         }
     }
 
     /// Removes a message whose time to live ended, as `expired`, noting why.
-    fn remove_expired_by_ttl(&mut self, seq: u64, at: Option<u64>) {
-        if self.remove_at(seq, Transition::Expired, at).is_some() {
+    fn remove_expired_by_ttl(&mut self, slot: u64, at: Option<u64>) {
+        if self.remove_at(slot, Transition::Expired, at).is_some() {
             if let Some(event) = self.outbox.last_mut() {
                 event.note = Some(Arc::from(TTL_ATTRIBUTE));
             }

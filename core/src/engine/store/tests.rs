@@ -41,14 +41,14 @@ fn standard_lifecycle() {
     let b = s.insert(message(None, 0), 5_000, 0, Transition::Sent);
     assert_eq!((s.available_count(), s.delayed_count()), (1, 1));
     let r = s.receive(0, 10, 30_000, None);
-    assert_eq!(r.seqs, vec![a]);
+    assert_eq!(r.slots, vec![a]);
     assert_eq!(s.in_flight_count(), 1);
     s.tick(5_000, DAY);
-    assert_eq!(s.receive(5_000, 10, 30_000, None).seqs, vec![b]);
+    assert_eq!(s.receive(5_000, 10, 30_000, None).slots, vec![b]);
     // a's visibility runs out at 30 s: it comes back with a higher count.
     s.tick(30_000, DAY);
     let r = s.receive(30_000, 10, 30_000, None);
-    assert_eq!(r.seqs, vec![a]);
+    assert_eq!(r.slots, vec![a]);
     assert_eq!(s.get(a).unwrap().receive_count, 2);
     s.change_visibility(a, 31_000, 31_000);
     assert_eq!(s.available_count(), 1);
@@ -76,17 +76,17 @@ fn fifo_group_lock_and_order() {
     let a2 = s.insert(message(Some("a"), 0), 0, 0, Transition::Sent);
     let b1 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
     // One receive of 1 takes a1 and locks group a.
-    assert_eq!(s.receive(0, 1, 30_000, None).seqs, vec![a1]);
+    assert_eq!(s.receive(0, 1, 30_000, None).slots, vec![a1]);
     // Next receive must skip group a entirely.
-    assert_eq!(s.receive(0, 10, 30_000, None).seqs, vec![b1]);
-    assert!(s.receive(0, 10, 30_000, None).seqs.is_empty());
+    assert_eq!(s.receive(0, 10, 30_000, None).slots, vec![b1]);
+    assert!(s.receive(0, 10, 30_000, None).slots.is_empty());
     s.remove(b1, Transition::Deleted);
     // a1 times out: it comes back first, with a2 after it.
     s.tick(30_000, DAY);
-    assert_eq!(s.receive(30_000, 10, 30_000, None).seqs, vec![a1, a2]);
+    assert_eq!(s.receive(30_000, 10, 30_000, None).slots, vec![a1, a2]);
     s.remove(a1, Transition::Deleted);
     assert!(
-        s.receive(30_000, 10, 30_000, None).seqs.is_empty(),
+        s.receive(30_000, 10, 30_000, None).slots.is_empty(),
         "a2 still in flight"
     );
     s.remove(a2, Transition::Deleted);
@@ -102,9 +102,9 @@ fn fifo_in_flight_blocks_only_what_follows_it() {
     let a = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
     let b = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
     let c = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
-    let receive = |s: &mut MessageStore| s.receive(0, 10, 30_000, None).seqs;
+    let receive = |s: &mut MessageStore| s.receive(0, 10, 30_000, None).slots;
     // A in flight, B visible: nothing of the group.
-    assert_eq!(s.receive(0, 1, 30_000, None).seqs, vec![a]);
+    assert_eq!(s.receive(0, 1, 30_000, None).slots, vec![a]);
     assert!(receive(&mut s).is_empty());
     s.change_visibility(a, 0, 0);
     assert_eq!(receive(&mut s), vec![a, b, c]);
@@ -135,23 +135,23 @@ fn fifo_groups_rank_by_head_visible_since() {
     let g2 = s.insert(message(Some("g2"), 0), 0, 0, Transition::Sent);
     let g3 = s.insert(message(Some("g3"), 0), 0, 0, Transition::Sent);
     // g1 then g2 in flight for 1 s; g3 waits since 0.
-    assert_eq!(s.receive(0, 2, 1_000, None).seqs, vec![g1, g2]);
+    assert_eq!(s.receive(0, 2, 1_000, None).slots, vec![g1, g2]);
     s.tick(5_000, DAY);
     // Both back at 1 s, after g3; between them, delivery order.
-    assert_eq!(s.receive(5_000, 10, 0, None).seqs, vec![g3, g1, g2]);
+    assert_eq!(s.receive(5_000, 10, 0, None).slots, vec![g3, g1, g2]);
     // Received with VisibilityTimeout 0: all back at 5 s, in that order.
     s.tick(5_000, DAY);
-    assert_eq!(s.receive(5_000, 10, 30_000, None).seqs, vec![g3, g1, g2]);
+    assert_eq!(s.receive(5_000, 10, 30_000, None).slots, vec![g3, g1, g2]);
     // Released by hand: ranked by the moment of release.
     s.change_visibility(g2, 6_000, 6_000);
     s.change_visibility(g1, 7_000, 7_000);
     s.tick(8_000, DAY);
     let g4 = s.insert(message(Some("g4"), 5_500), 0, 5_500, Transition::Sent);
-    assert_eq!(s.receive(8_000, 10, 30_000, None).seqs, vec![g4, g2, g1]);
+    assert_eq!(s.receive(8_000, 10, 30_000, None).slots, vec![g4, g2, g1]);
     // The in-flight index releases equal deadlines in delivery order.
     s.tick(38_000, DAY);
     assert_eq!(
-        s.receive(38_000, 10, 30_000, None).seqs,
+        s.receive(38_000, 10, 30_000, None).slots,
         vec![g3, g4, g2, g1]
     );
 }
@@ -164,7 +164,7 @@ fn fifo_take_for_move_takes_visible_runs_in_serving_order() {
     let b1 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
     let b2 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
     let b3 = s.insert(message(Some("b"), 0), 0, 0, Transition::Sent);
-    assert_eq!(s.receive(0, 1, 30_000, None).seqs, vec![a1]);
+    assert_eq!(s.receive(0, 1, 30_000, None).slots, vec![a1]);
     s.receive(0, 10, 30_000, None);
     s.change_visibility(b1, 0, 0);
     s.change_visibility(b3, 0, 0);
@@ -183,11 +183,11 @@ fn fifo_dead_letters_the_head_and_serves_the_rest() {
     let mut s = MessageStore::new(true);
     let a = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
     let b = s.insert(message(Some("g"), 0), 0, 0, Transition::Sent);
-    assert_eq!(s.receive(0, 1, 0, Some(1)).seqs, vec![a]);
+    assert_eq!(s.receive(0, 1, 0, Some(1)).slots, vec![a]);
     s.tick(0, DAY);
     let r = s.receive(0, 10, 30_000, Some(1));
     assert_eq!(r.dead_lettered.len(), 1);
-    assert_eq!(r.seqs, vec![b]);
+    assert_eq!(r.slots, vec![b]);
     assert!(s.get(a).is_none());
 }
 
@@ -200,6 +200,6 @@ fn redrive_takes_doomed_messages_out_and_keeps_looking() {
     s.tick(0, DAY);
     let r = s.receive(0, 1, 30_000, Some(1));
     assert_eq!(r.dead_lettered.len(), 1);
-    assert_eq!(r.seqs, vec![b]);
+    assert_eq!(r.slots, vec![b]);
     assert!(s.get(a).is_none());
 }
