@@ -1,4 +1,4 @@
-//! Signing of SNS messages (spec §6.7): the server's signing identity (an
+//! Signing of SNS messages: the server's signing identity (an
 //! RSA-2048 key and the self-signed X.509 certificate that `SigningCertURL`
 //! points at), the canonical string to sign of each envelope kind, and the
 //! base64 PKCS#1 v1.5 signature of it for `SignatureVersion` 1 (SHA-1) or 2

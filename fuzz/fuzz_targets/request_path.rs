@@ -203,6 +203,8 @@ async fn setup(engine: &Engine) {
 struct World {
     clock: Arc<ManualClock>,
     engine: Arc<Engine>,
+    /// SNS on the same engine: query requests may be SNS's.
+    sns: Arc<retsu::sns::Sns>,
 }
 
 thread_local! {
@@ -219,7 +221,8 @@ fn world(rt: &tokio::runtime::Runtime) -> World {
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
     let engine = Engine::new(clock.clone(), EngineConfig::default());
     rt.block_on(setup(&engine));
-    World { clock, engine }
+    let sns = retsu::sns::Sns::new(engine.clone(), Arc::new(retsu::config::topics::Unsigned));
+    World { clock, engine, sns }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -231,7 +234,7 @@ fuzz_target!(|data: &[u8]| {
     };
     RUNTIME.with(|rt| {
         let rt = rt.borrow();
-        let World { clock, engine } = world(&rt);
+        let World { clock, engine, sns } = world(&rt);
         let mut touched = false;
         rt.block_on(async {
             let mut handle = String::new();
@@ -250,10 +253,15 @@ fuzz_target!(|data: &[u8]| {
                     body: Bytes::from(replace_handle(&step.body, &handle)),
                 };
                 let response = match protocol::decode(&req, &settings, "fuzz") {
-                    Ok(call) => {
+                    Ok(protocol::Decoded::Sqs(call)) => {
                         touched = true;
                         let result = engine.handle(&call.context, call.request).await;
                         protocol::encode(call.protocol, &result, "fuzz")
+                    }
+                    Ok(protocol::Decoded::Sns(call)) => {
+                        touched = true;
+                        let result = sns.handle(&call.context, call.request).await;
+                        protocol::sns::encode(&result, "fuzz")
                     }
                     Err(response) => response,
                 };
@@ -272,7 +280,7 @@ fuzz_target!(|data: &[u8]| {
             }
         });
         if !touched {
-            UNTOUCHED.with(|u| *u.borrow_mut() = Some(World { clock, engine }));
+            UNTOUCHED.with(|u| *u.borrow_mut() = Some(World { clock, engine, sns }));
         }
     });
 });

@@ -1,8 +1,8 @@
 //! AWS Query responses: XML documents.
 //!
 //! One generic encoder walks the JSON rendering of a result
-//! ([`Response::to_json`]) and a per-action table of element names (spec
-//! §1.3). The table is needed because the query protocol names things
+//! ([`Response::to_json`]) and a per-action table of element names. The
+//! table is needed because the query protocol names things
 //! differently from JSON: lists are flattened under a singular name
 //! (`QueueUrls` → repeated `<QueueUrl>`), maps become repeated
 //! `<Attribute><Name/><Value/></Attribute>` entries, and the fields follow
@@ -22,7 +22,7 @@ pub const CONTENT_TYPE: &str = "text/xml";
 pub const NAMESPACE: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 /// What AWS answers (404) to a query request that names no action.
 pub const UNKNOWN_OPERATION_BODY: &str = "<UnknownOperationException/>";
-/// QueueDoesNotExist reads differently on the query protocol [R].
+/// QueueDoesNotExist reads differently on the query protocol.
 pub const QUERY_QUEUE_DOES_NOT_EXIST: &str =
     "The specified queue does not exist for this wsdl version.";
 

@@ -186,7 +186,7 @@ fn structure(node: Node, prefix: &str) -> Result<Map<String, Value>, SnsError> {
                         .take_value_either("Name", "name")
                         .ok_or_else(|| SnsError::missing(&format!("{path}.entry.{index}.Name")))?;
                     // No Value at all leaves DataType unset: the service's
-                    // ValidationError (spec §11.2), not a wire error.
+                    // ValidationError, not a wire error.
                     let value = item.take("Value").map(attribute_value).unwrap_or_default();
                     map.insert(name, Value::Object(value));
                 }

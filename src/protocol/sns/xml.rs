@@ -1,4 +1,4 @@
-//! SNS responses and errors as XML (spec §1.2, §1.3).
+//! SNS responses and errors as XML.
 //!
 //! One encoder walks a result's JSON rendering ([`SnsResponse::to_json`])
 //! with a per-action table of members ([`result_shape`]), as the SQS
@@ -155,8 +155,8 @@ pub fn encode_response(response: &SnsResponse, request_id: &str) -> String {
 }
 
 /// `<ErrorResponse xmlns=…><Error><Type/><Code/><Message/></Error>
-/// <RequestId/></ErrorResponse>`: the element order every emulator uses
-/// (spec §1.3); the HTTP status is the error's own.
+/// <RequestId/></ErrorResponse>`: the element order every emulator uses;
+/// the HTTP status is the error's own.
 pub fn encode_error(error: &SnsError, request_id: &str) -> String {
     let mut out = String::with_capacity(256);
     out.push_str("<ErrorResponse xmlns=\"");
