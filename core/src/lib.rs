@@ -1,5 +1,5 @@
-//! Retsu's core: what an Amazon SQS queue is and does, with no HTTP, XML,
-//! JSON, auth, faults, journal or configuration in sight.
+//! Retsu's core: what an Amazon SQS queue and an SNS topic are and do,
+//! with no HTTP, XML, auth, faults, journal or configuration in sight.
 //!
 //! - [`api`]: the typed requests and responses of every SQS action;
 //! - [`engine`]: queues, messages and their state machine; every change of
@@ -8,6 +8,8 @@
 //!   journal and the live stream subscribe to;
 //! - [`error`]: SQS's errors, their codes and AWS's wording;
 //! - [`clock`]: the injected time the engine reads, real or controlled;
+//! - [`sns`]: SNS beside SQS on the same engine: topics, subscriptions,
+//!   and a Publish that delivers through the store's transition point;
 //! - [`filter_policy`]: SNS subscription filter policies, validated and
 //!   compiled once, matched against message attributes or a JSON body.
 //!

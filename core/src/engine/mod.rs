@@ -4,10 +4,11 @@
 //! values of [`crate::api`], time comes from the injected [`Clock`].
 //!
 //! Layout:
-//! - actions, one file per family: `queues.rs` (create, look up, list,
-//!   delete, purge, attributes, tags, permissions), `messages.rs` (send,
-//!   receive with long polling, delete, visibility), `redrive.rs`
-//!   (dead-letter queues and message move tasks);
+//! - `actions/`: one unit per action or tight family, each its behaviour
+//!   and the facts the server asks of it (see `actions/mod.rs`); what the
+//!   units share stays here: `messages.rs` (receipt handles, batch error
+//!   entries), `queues.rs` (the name index, paging, a queue's deletion),
+//!   `redrive.rs` (dead-lettering on receive, and the move tasks' running);
 //! - the state: `queue.rs` (one queue: its settings and its store behind
 //!   one lock, and its wake-ups), `store.rs` (the message state machine of
 //!   one queue: the one place a message changes state), `message.rs` (a
