@@ -366,16 +366,7 @@ async fn configured_topics_deliver_to_the_queues_they_name() {
     command.args(["--config", EXAMPLE, "--port", &port.to_string()]);
     let retsu = Running::start(command, port);
     let sqs = retsu.client("us-east-1");
-    let sns = aws_sdk_sns::Client::from_conf(
-        aws_sdk_sns::Config::builder()
-            .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
-            .region(aws_sdk_sns::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_sns::config::Credentials::new(
-                "test", "test", None, None, "static",
-            ))
-            .endpoint_url(retsu.endpoint())
-            .build(),
-    );
+    let sns = common::sns_client(&retsu.endpoint());
     let topic = "arn:aws:sns:us-east-1:000000000000:order-events";
     let attribute = |v: &str| {
         aws_sdk_sns::types::MessageAttributeValue::builder()

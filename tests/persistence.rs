@@ -1405,18 +1405,6 @@ async fn a_format_1_directory_is_migrated() {
     assert_eq!(attempts, 0);
 }
 
-fn sns_client(s: &Running) -> aws_sdk_sns::Client {
-    let config = aws_sdk_sns::Config::builder()
-        .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
-        .region(aws_sdk_sns::config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_sns::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(format!("http://127.0.0.1:{}", s.port))
-        .build();
-    aws_sdk_sns::Client::from_conf(config)
-}
-
 /// Topics, subscriptions and their attributes (a filter policy included)
 /// come back after kill -9, and every publish answered before the kill is
 /// in its queue afterwards.
@@ -1424,7 +1412,7 @@ fn sns_client(s: &Running) -> aws_sdk_sns::Client {
 async fn sns_topics_subscriptions_and_answered_publishes_survive_kill_9() {
     let dir = TempDir::new("sns");
     let s = start(&dir.0, &[]).await;
-    let (c, sns) = (s.client(), sns_client(&s));
+    let (c, sns) = (s.client(), common::sns_client(&s.endpoint()));
     let url = create_queue_via(&c, "fanout", &[]).await;
     let topic = sns
         .create_topic()
@@ -1466,7 +1454,7 @@ async fn sns_topics_subscriptions_and_answered_publishes_survive_kill_9() {
     s.kill9();
 
     let s = start(&dir.0, &[]).await;
-    let (c, sns) = (s.client(), sns_client(&s));
+    let (c, sns) = (s.client(), common::sns_client(&s.endpoint()));
     let attrs = sns
         .get_topic_attributes()
         .topic_arn(&topic)

@@ -7,24 +7,8 @@ mod common;
 
 use std::collections::HashMap;
 
-use aws_sdk_sns::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sns::types::MessageAttributeValue;
 use common::*;
-
-fn sns_client(endpoint: &str) -> aws_sdk_sns::Client {
-    let config = aws_sdk_sns::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(REGION))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_sns::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_sns::Client::from_conf(config)
-}
-
-fn queue_arn(name: &str) -> String {
-    format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
-}
 
 async fn topic(sns: &aws_sdk_sns::Client, name: &str, attributes: &[(&str, &str)]) -> String {
     let mut req = sns.create_topic().name(name);

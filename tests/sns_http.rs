@@ -10,26 +10,10 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_sns::config::{BehaviorVersion, Credentials, Region};
 use axum::http::{HeaderMap, StatusCode};
 use common::*;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-
-fn sns_client(endpoint: &str) -> aws_sdk_sns::Client {
-    let config = aws_sdk_sns::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(REGION))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_sns::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_sns::Client::from_conf(config)
-}
-
-fn queue_arn(name: &str) -> String {
-    format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
-}
 
 /// One request the endpoint received.
 #[derive(Debug)]

@@ -426,7 +426,7 @@ fn write_fields(out: &mut String, fields: &[Field], value: &Value) {
 }
 
 /// Text of a JSON scalar; `None` for null and containers.
-fn scalar(v: &Value) -> Option<String> {
+pub(super) fn scalar(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -435,22 +435,29 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
-fn open(out: &mut String, name: &str) {
+pub(super) fn open(out: &mut String, name: &str) {
     out.push('<');
     out.push_str(name);
     out.push('>');
 }
 
-fn close(out: &mut String, name: &str) {
+pub(super) fn close(out: &mut String, name: &str) {
     out.push_str("</");
     out.push_str(name);
     out.push('>');
 }
 
-fn element(out: &mut String, name: &str, text: &str) {
+pub(super) fn element(out: &mut String, name: &str, text: &str) {
     open(out, name);
     escape_text(out, text);
     close(out, name);
+}
+
+/// `<name/>`.
+pub(super) fn empty(out: &mut String, name: &str) {
+    out.push('<');
+    out.push_str(name);
+    out.push_str("/>");
 }
 
 /// Escapes text the way AWS does: `& < > "` as entities and CR as `&#xD;`

@@ -249,6 +249,26 @@ pub fn sdk_client(endpoint: &str, region: &str) -> Client {
     sdk_client_as(endpoint, region, ("test", "test"))
 }
 
+/// An `aws-sdk-sns` client for `endpoint` (us-east-1, test credentials,
+/// no retries).
+pub fn sns_client(endpoint: &str) -> aws_sdk_sns::Client {
+    let config = aws_sdk_sns::Config::builder()
+        .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
+        .region(aws_sdk_sns::config::Region::new(REGION))
+        .credentials_provider(aws_sdk_sns::config::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .endpoint_url(endpoint)
+        .retry_config(aws_sdk_sns::config::retry::RetryConfig::disabled())
+        .build();
+    aws_sdk_sns::Client::from_conf(config)
+}
+
+/// The ARN of the queue `name` in the default region and account.
+pub fn queue_arn(name: &str) -> String {
+    format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}")
+}
+
 /// [`sdk_client`] signing with `key` (access key id, secret).
 pub fn sdk_client_as(endpoint: &str, region: &str, key: (&str, &str)) -> Client {
     let config = aws_sdk_sqs::Config::builder()

@@ -13,7 +13,7 @@ use serde_json::Value;
 use retsu_core::sns::api::{SnsAction, SnsResponse};
 use retsu_core::sns::error::SnsError;
 
-use crate::protocol::xml::escape_text;
+use crate::protocol::xml::{close, element, empty, open, scalar};
 
 pub const CONTENT_TYPE: &str = "text/xml";
 pub const NAMESPACE: &str = "http://sns.amazonaws.com/doc/2010-03-31/";
@@ -219,40 +219,6 @@ fn wrapped<T>(
     for item in items {
         write(out, item);
     }
-    close(out, name);
-}
-
-/// Text of a JSON scalar; `None` for null (an absent optional) and containers.
-fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Null | Value::Array(_) | Value::Object(_) => None,
-    }
-}
-
-fn open(out: &mut String, name: &str) {
-    out.push('<');
-    out.push_str(name);
-    out.push('>');
-}
-
-fn close(out: &mut String, name: &str) {
-    out.push_str("</");
-    out.push_str(name);
-    out.push('>');
-}
-
-fn empty(out: &mut String, name: &str) {
-    out.push('<');
-    out.push_str(name);
-    out.push_str("/>");
-}
-
-fn element(out: &mut String, name: &str, text: &str) {
-    open(out, name);
-    escape_text(out, text);
     close(out, name);
 }
 

@@ -187,11 +187,9 @@ impl SnsUnit for GetTopicAttributesRequest {
         let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
         let mut state = sns.lock();
         let topic = topic_mut(&mut state, &arn)?;
-        let mut attributes = topic.all_attributes();
-        if topic.attribute("Policy").is_none() {
-            attributes.insert("Policy".into(), topic.default_policy());
-        }
-        Ok(AttributesResult { attributes })
+        Ok(AttributesResult {
+            attributes: topic.all_attributes(),
+        })
     }
 }
 
