@@ -22,6 +22,12 @@
 //! engine (`engine/faults.rs`). FIFO queues keep their ordering and
 //! exactly-once delivery: on them only short receives, latency, throttling
 //! and 500s apply.
+//!
+//! SNS's deliveries draw from the same scopes ([`SnsDeliveries`]): a
+//! delivery into a standard queue (or to an HTTP endpoint, under the
+//! server's scope) is made twice at the `duplicate` rate and arrives
+//! `latency_ms` late, as real SNS's at-least-once, asynchronous delivery
+//! does now and then.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -264,6 +270,49 @@ impl Faults {
         queue
             .and_then(|k| scopes.queues.get(k).cloned())
             .or_else(|| scopes.server.clone())
+    }
+}
+
+/// SNS's deliveries under the faults: each delivery into a standard queue
+/// draws from the queue's scope (else the server's) whether it is made
+/// twice (the `duplicate` rate) and how late it arrives (the `latency_ms`
+/// range, on the engine's clock, as a delay before it is receivable).
+pub struct SnsDeliveries(pub Arc<Faults>);
+
+impl retsu_core::sns::DeliveryShaper for SnsDeliveries {
+    fn shape(&self, queue_arn: &str) -> retsu_core::sns::DeliveryShape {
+        self.0.delivery(QueueKey::from_arn(queue_arn).as_ref())
+    }
+}
+
+impl Faults {
+    /// How one SNS delivery is made under the scope governing `queue`
+    /// (`None`: an HTTP endpoint, the server's scope). Both decisions are
+    /// drawn every time, in this order, so the stream stays in step.
+    pub fn delivery(&self, queue: Option<&QueueKey>) -> retsu_core::sns::DeliveryShape {
+        let mut shape = retsu_core::sns::DeliveryShape::default();
+        if !self.is_active() {
+            return shape;
+        }
+        let Some(scope) = self.scope_for(queue) else {
+            return shape;
+        };
+        let s = &scope.settings;
+        let mut rng = scope.rng();
+        shape.delay_ms = match s.latency_ms {
+            (_, 0) => 0,
+            (min, max) => rng.gen_range(min..=max),
+        };
+        let duplicate = rng.gen_bool(s.duplicate);
+        drop(rng);
+        if shape.delay_ms > 0 {
+            scope.count(Kind::Latency);
+        }
+        if duplicate {
+            shape.duplicates = 1;
+            scope.count(Kind::Duplicate);
+        }
+        shape
     }
 }
 

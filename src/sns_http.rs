@@ -27,7 +27,10 @@ use http_body_util::Full;
 use hyper::Uri;
 use hyper_util::rt::TokioIo;
 use retsu_core::engine::Engine;
+use retsu_core::sns::envelope::EnvelopeKind;
 use retsu_core::sns::http::{HttpDelivery, HttpSender};
+
+use crate::faults::Faults;
 use tokio::net::TcpStream;
 
 /// AWS's limit on an endpoint's answer.
@@ -37,6 +40,8 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
 /// server's runtime.
 pub struct HttpSenderTask {
     engine: Arc<Engine>,
+    /// Seeded faults: a delivery may be made twice, or late.
+    faults: Arc<Faults>,
     /// The runtime the server started on: `send` is called from request
     /// handlers, but a handle keeps it independent of the caller's context.
     runtime: tokio::runtime::Handle,
@@ -44,9 +49,10 @@ pub struct HttpSenderTask {
 
 impl HttpSenderTask {
     /// Must be called within the server's Tokio runtime.
-    pub fn new(engine: Arc<Engine>) -> HttpSenderTask {
+    pub fn new(engine: Arc<Engine>, faults: Arc<Faults>) -> HttpSenderTask {
         HttpSenderTask {
             engine,
+            faults,
             runtime: tokio::runtime::Handle::current(),
         }
     }
@@ -54,7 +60,22 @@ impl HttpSenderTask {
 
 impl HttpSender for HttpSenderTask {
     fn send(&self, delivery: HttpDelivery) {
-        self.runtime.spawn(deliver(self.engine.clone(), delivery));
+        // Confirmations are not shaped: only notifications are deliveries.
+        let shape = match delivery.kind {
+            EnvelopeKind::Notification => self.faults.delivery(None),
+            _ => Default::default(),
+        };
+        let copies = shape.duplicates as usize + 1;
+        for delivery in std::iter::repeat_n(delivery, copies) {
+            let engine = self.engine.clone();
+            self.runtime.spawn(async move {
+                if shape.delay_ms > 0 {
+                    let at = engine.clock().now_ms() + shape.delay_ms;
+                    engine.clock().sleep_until(at).await;
+                }
+                deliver(engine, delivery).await
+            });
+        }
     }
 }
 

@@ -427,3 +427,99 @@ async fn reset_of_everything_switches_faults_off() {
     let url = s.create_queue("after").await;
     s.send(&url, "ok").await;
 }
+
+/// SNS's deliveries draw from the queue's scope: into a standard queue
+/// each is made twice (duplicate 1.0) and arrives the latency range late on
+/// the engine's clock; a FIFO queue keeps exactly-once, undelayed delivery.
+#[tokio::test]
+async fn sns_deliveries_into_standard_queues_are_duplicated_and_delayed() {
+    let s = TestServer::start().await;
+    let sns = sns_client(&s.endpoint);
+    let url = s.create_queue("fanned").await;
+    let fifo_url = s
+        .create_queue_with("ordered.fifo", &[("FifoQueue", "true")])
+        .await;
+    let topic = |name: &str, fifo: bool| {
+        let mut req = sns.create_topic().name(name);
+        if fifo {
+            req = req
+                .attributes("FifoTopic", "true")
+                .attributes("ContentBasedDeduplication", "true");
+        }
+        req.send()
+    };
+    let standard = topic("news", false).await.unwrap().topic_arn.unwrap();
+    let fifo = topic("ordered.fifo", true).await.unwrap().topic_arn.unwrap();
+    for (topic_arn, queue) in [(&standard, "fanned"), (&fifo, "ordered.fifo")] {
+        sns.subscribe()
+            .topic_arn(topic_arn)
+            .protocol("sqs")
+            .endpoint(queue_arn(queue))
+            .send()
+            .await
+            .unwrap();
+    }
+    for queue in ["fanned", "ordered.fifo"] {
+        set_faults(
+            &s,
+            json!({"seed": 3, "queue": queue_scope(queue), "duplicate": 1.0,
+                   "latency_ms": [250, 250]}),
+        )
+        .await;
+    }
+    for i in 0..3 {
+        sns.publish()
+            .topic_arn(&standard)
+            .message(format!("n{i}"))
+            .send()
+            .await
+            .unwrap();
+        sns.publish()
+            .topic_arn(&fifo)
+            .message(format!("f{i}"))
+            .message_group_id("g")
+            .send()
+            .await
+            .unwrap();
+    }
+    // Six copies, none receivable until the engine's clock moves 250 ms.
+    assert_eq!(s.counts(&url).await, (0, 0, 6));
+    assert_eq!(s.counts(&fifo_url).await, (3, 0, 0));
+    s.advance_ms(249);
+    assert_eq!(s.counts(&url).await, (0, 0, 6));
+    s.advance_ms(1);
+    assert_eq!(s.counts(&url).await, (6, 0, 0));
+    let (_, shown) = s.admin(Method::GET, "/_retsu/faults", None).await;
+    let fanned = shown["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["queue"] == queue_scope("fanned"))
+        .unwrap();
+    assert_eq!(fanned["injected"]["duplicate"], 3, "{shown}");
+
+    clear_faults(&s).await;
+    let got = s.receive(&url, 10).await;
+    assert_eq!(got.len(), 6);
+    // Each SNS message twice, as two SQS messages.
+    let mut by_sns_id: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for m in &got {
+        let envelope: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+        by_sns_id
+            .entry(envelope["MessageId"].as_str().unwrap().to_string())
+            .or_default()
+            .insert(m.message_id().unwrap().to_string());
+    }
+    assert_eq!(by_sns_id.len(), 3);
+    assert!(by_sns_id.values().all(|ids| ids.len() == 2), "{by_sns_id:?}");
+    let ordered: Vec<String> = s
+        .receive(&fifo_url, 10)
+        .await
+        .iter()
+        .map(|m| {
+            let envelope: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+            envelope["Message"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(ordered, ["f0", "f1", "f2"]);
+}

@@ -433,3 +433,40 @@ async fn unsubscribing_posts_an_unsubscribe_confirmation_whose_url_restores() {
     assert_eq!(got.status(), 200);
     assert_eq!(listed(&sns, &arn).await, [sub]);
 }
+
+/// Seeded faults reach HTTP deliveries under the server's scope: a
+/// notification is POSTed twice, each the latency range late on the
+/// engine's clock; the confirmation before them is not shaped.
+#[tokio::test]
+async fn seeded_faults_post_a_notification_twice_and_late() {
+    let t = TestServer::start().await;
+    let sns = sns_client(&t.endpoint);
+    let mut hook = Hook::start().await;
+    let arn = topic(&sns, "flaky").await;
+    subscribe_confirmed(&t, &sns, &mut hook, &arn, &[]).await;
+    let faults = t
+        .admin_post(
+            "/_retsu/faults",
+            serde_json::json!({"seed": 5, "duplicate": 1.0, "latency_ms": [2000, 2000]}),
+        )
+        .await;
+    assert_eq!(faults["active"], true, "{faults}");
+
+    let id = sns
+        .publish()
+        .topic_arn(&arn)
+        .message("twice")
+        .send()
+        .await
+        .unwrap()
+        .message_id
+        .unwrap();
+    hook.quiet().await;
+    t.advance_ms(2000);
+    for _ in 0..2 {
+        let post = hook.next().await;
+        assert_eq!(post.header("x-amz-sns-message-id"), Some(id.as_str()));
+        assert_eq!(post.json()["Message"], "twice");
+    }
+    hook.quiet().await;
+}

@@ -118,6 +118,8 @@ pub async fn start_with_engine(config: Config, engine: Arc<Engine>) -> io::Resul
 pub struct Services {
     pub sns: Arc<retsu_core::sns::Sns>,
     signer: Arc<crate::notification_signing::LazySigner>,
+    /// Seeded faults: around SQS requests, and on SNS's deliveries.
+    faults: Arc<crate::faults::Faults>,
 }
 
 impl Services {
@@ -125,10 +127,19 @@ impl Services {
         let signer = Arc::new(crate::notification_signing::LazySigner::new(
             config.data_dir.clone(),
         ));
+        let faults = Arc::new(crate::faults::Faults::default());
         let sns = retsu_core::sns::Sns::new(engine.clone(), signer.clone());
         // The POSTs to HTTP subscribers, made in the background.
-        sns.set_http_sender(Arc::new(crate::sns_http::HttpSenderTask::new(engine)));
-        Services { sns, signer }
+        sns.set_http_sender(Arc::new(crate::sns_http::HttpSenderTask::new(
+            engine,
+            faults.clone(),
+        )));
+        sns.set_delivery_shaper(Arc::new(crate::faults::SnsDeliveries(faults.clone())));
+        Services {
+            sns,
+            signer,
+            faults,
+        }
     }
 }
 
@@ -146,8 +157,11 @@ pub async fn start_with_services(
     let observers = crate::observers::attach(&engine, &config);
     let metrics = observers.metrics.clone();
 
-    let faults = Arc::new(crate::faults::Faults::default());
-    let Services { sns, signer } = services;
+    let Services {
+        sns,
+        signer,
+        faults,
+    } = services;
     let state = Arc::new(AppState {
         sns,
         signer,

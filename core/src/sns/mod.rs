@@ -40,6 +40,28 @@ pub struct Sns {
     state: parking_lot::Mutex<State>,
     /// Makes the POSTs to HTTP subscribers (set by the server).
     http: std::sync::OnceLock<Arc<dyn http::HttpSender>>,
+    /// Decides duplicates and delays of deliveries into queues (set by
+    /// the server; without it every delivery is made once, at once).
+    shaper: std::sync::OnceLock<Arc<dyn DeliveryShaper>>,
+}
+
+/// What the server may do to one delivery into a standard queue before it
+/// is made: real SNS delivers at least once and some milliseconds late,
+/// and the server's seeded faults reproduce that on request. The core
+/// only carries out the answer; how it is drawn is the server's business.
+pub trait DeliveryShaper: Send + Sync {
+    /// For one delivery into the standard queue `queue_arn`.
+    fn shape(&self, queue_arn: &str) -> DeliveryShape;
+}
+
+/// How one delivery is made; the default is once, at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeliveryShape {
+    /// Further copies delivered after the first.
+    pub duplicates: u32,
+    /// How much later than the queue's own delay the message becomes
+    /// receivable (ms of the engine's clock).
+    pub delay_ms: u64,
 }
 
 /// Topics by ARN, and which topic each subscription belongs to.
@@ -62,6 +84,7 @@ impl Sns {
             signer,
             state: parking_lot::Mutex::new(State::default()),
             http: std::sync::OnceLock::new(),
+            shaper: std::sync::OnceLock::new(),
         });
         if let Some(saved) = engine.take_restored_service(SERVICE) {
             sns.restore(saved);
@@ -101,6 +124,20 @@ impl Sns {
     /// Installs what POSTs to HTTP subscribers (once, before serving).
     pub fn set_http_sender(&self, sender: Arc<dyn http::HttpSender>) {
         let _ = self.http.set(sender);
+    }
+
+    /// Installs what decides deliveries' duplicates and delays (once,
+    /// before serving).
+    pub fn set_delivery_shaper(&self, shaper: Arc<dyn DeliveryShaper>) {
+        let _ = self.shaper.set(shaper);
+    }
+
+    /// How one delivery into the standard queue `queue_arn` is made.
+    pub(crate) fn delivery_shape(&self, queue_arn: &str) -> DeliveryShape {
+        self.shaper
+            .get()
+            .map(|s| s.shape(queue_arn))
+            .unwrap_or_default()
     }
 
     /// Hands one POST to the server; without a sender it is dropped.

@@ -349,6 +349,9 @@ pub struct TopicDelivery {
     /// Where it came from, for the message's history (its `Sent` event's
     /// detail).
     pub note: Option<Arc<str>>,
+    /// Receivable this much later than the queue's own delay says (ms of
+    /// the engine's clock): SNS's delivery lag, when the server asks for it.
+    pub extra_delay_ms: u64,
 }
 
 impl Engine {
@@ -383,7 +386,12 @@ impl Engine {
         let mut prepared = prepare(&ctx, &queue, max_size, content_dedup, input, false)?;
         prepared.note = delivery.note;
         let now = self.now();
-        let result = enqueue(&mut queue.lock_at(now), prepared, now);
+        let mut state = queue.lock_at(now);
+        if delivery.extra_delay_ms > 0 {
+            let queue_delay_ms = state.settings.delay_seconds as u64 * 1000;
+            prepared.delay_ms = Some(queue_delay_ms + delivery.extra_delay_ms);
+        }
+        let result = enqueue(&mut state, prepared, now);
         Ok(result)
     }
 }

@@ -19,6 +19,7 @@ use crate::engine::TopicDelivery;
 use crate::filter_policy::{Attribute, Scope};
 use crate::sns::envelope::{self, EnvelopeKind, Notification, SignatureVersion};
 use crate::sns::model::{Subscription, Topic, DEDUP_WINDOW_MS};
+use crate::sns::DeliveryShape;
 
 /// Raw delivery to SQS carries at most this many attributes.
 const MAX_RAW_ATTRIBUTES: usize = 10;
@@ -551,7 +552,19 @@ fn deliver_to_queue(
             dedup_id,
             trace_header: ctx.trace_header.clone(),
             note: Some(note.clone()),
+            extra_delay_ms: 0,
         }
+    };
+    // FIFO queues keep their exactly-once delivery: only standard ones
+    // get the server's duplicates and delays.
+    let shape = if sub.endpoint.ends_with(".fifo") {
+        DeliveryShape::default()
+    } else {
+        sns.delivery_shape(&sub.endpoint)
+    };
+    let shaped = |queue_arn: &str| TopicDelivery {
+        extra_delay_ms: shape.delay_ms,
+        ..delivery(queue_arn)
     };
     let outcome = if raw && published.checked.attributes.len() > MAX_RAW_ATTRIBUTES {
         Err(format!(
@@ -559,14 +572,25 @@ fn deliver_to_queue(
         ))
     } else {
         sns.engine()
-            .deliver(&sub.endpoint, delivery(&sub.endpoint))
+            .deliver(&sub.endpoint, shaped(&sub.endpoint))
             .map_err(|e| e.message)
     };
     let failure = match outcome {
         Ok(sent) => {
             let mut e = step(TopicEventKind::Delivered);
             e.delivered_as = Some(sent.message_id.0);
-            return vec![e];
+            let mut out = vec![e];
+            for _ in 0..shape.duplicates {
+                // A second SQS message for the same SNS message, as SNS's
+                // at-least-once delivery makes now and then.
+                if let Ok(sent) = sns.engine().deliver(&sub.endpoint, shaped(&sub.endpoint)) {
+                    let mut e = step(TopicEventKind::Delivered);
+                    e.delivered_as = Some(sent.message_id.0);
+                    e.reason = Some("a seeded duplicate delivery".into());
+                    out.push(e);
+                }
+            }
+            return out;
         }
         Err(reason) => reason,
     };
