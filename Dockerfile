@@ -15,8 +15,7 @@
 #             the build context: the static binary as `retsu` and an empty
 #             `data/` (scripts/docker-check.sh builds this way, since CI has
 #             no registry to pull the Rust image from):
-#               RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" cargo build --release \
-#                   --target x86_64-unknown-linux-gnu --bin retsu
+#               scripts/build-static.sh x86_64-unknown-linux-gnu
 #               cp target/x86_64-unknown-linux-gnu/release/retsu docker/prebuilt/
 #               mkdir -p docker/prebuilt/data
 #               podman build --format docker --build-arg BINARY=prebuilt .
@@ -42,8 +41,7 @@ RUN arch="${TARGETARCH:-$(dpkg --print-architecture)}" \
          *) echo "retsu: no build for architecture $arch (amd64 and arm64 are supported)" >&2; exit 1 ;; \
        esac \
     && rustup target add "$target" \
-    && RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
-        cargo build --release --locked --target "$target" --bin retsu \
+    && scripts/build-static.sh "$target" \
     && mkdir -p /out/data \
     && cp "target/$target/release/retsu" /out/retsu
 

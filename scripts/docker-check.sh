@@ -78,8 +78,7 @@ fi
 
 # ---------------------------------------------------------------- 2. binary
 say "building the static binary ($TARGET, +crt-static, symbols stripped)"
-env RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
-  cargo build --release --locked --target "$TARGET" --bin retsu
+scripts/build-static.sh "$TARGET"
 file_out=$(file -b "$BIN" 2>/dev/null || true)
 if ldd "$BIN" >/dev/null 2>&1 && ! ldd "$BIN" 2>&1 | grep -q "statically linked"; then
   fail "$BIN is dynamically linked: $(ldd "$BIN" | tr '\n' ' ')"

@@ -29,8 +29,7 @@ if [ -n "${RETSU_BIN:-}" ]; then
   BIN=$RETSU_BIN
 else
   say "building the static binary ($TARGET, +crt-static, symbols stripped)"
-  env RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
-    cargo build --release --locked --target "$TARGET" --bin retsu
+  scripts/build-static.sh "$TARGET"
   BIN=target/$TARGET/release/retsu
 fi
 [ -x "$BIN" ] || fail "no executable binary at $BIN"

@@ -14,7 +14,9 @@ use std::time::Duration;
 use retsu::cli::{probe_health, Cli, Command, LogFormat, Resolved};
 use retsu::engine::Engine;
 use retsu::journal::Journal;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// mimalloc: the request path allocates many small short-lived objects;
 /// glibc malloc spent a large share of the server's CPU on them (BENCHMARKS.md).
@@ -292,19 +294,21 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
 
 fn init_logging(resolved: &Resolved) -> Result<(), ExitCode> {
     let level = &resolved.config.log_level;
-    let filter = match EnvFilter::try_new(level) {
+    let filter: Targets = match level.parse() {
         Ok(filter) => filter,
         Err(e) => {
             eprintln!("retsu: invalid log level {level:?}: {e}");
             return Err(ExitCode::from(BAD_CONFIG));
         }
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr);
     match resolved.log_format {
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
-        LogFormat::Json => builder.json().with_ansi(false).init(),
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .finish()
+            .with(filter)
+            .init(),
+        LogFormat::Json => builder.json().with_ansi(false).finish().with(filter).init(),
     }
     Ok(())
 }

@@ -14,12 +14,13 @@
 //!   before it.
 //! - When every attempt failed, the message goes to the subscription's
 //!   RedrivePolicy queue if it has one; either way one warning is logged.
-//! - Plain `http://` only: `https://` endpoints would need a TLS stack in
-//!   the static binary, so their attempts fail with a log line saying so.
+//! - `https://` endpoints are checked against the system's certificate
+//!   authorities (rustls, ring as its crypto), as AWS checks them: an
+//!   endpoint whose certificate does not chain to one fails its attempts.
 //! - Deliveries still waiting or in flight when the runtime stops are
 //!   dropped: nothing about them is persisted.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -32,6 +33,8 @@ use retsu_core::sns::http::{HttpDelivery, HttpSender};
 
 use crate::faults::Faults;
 use tokio::net::TcpStream;
+use tokio_rustls::rustls::{self, pki_types::ServerName, RootCertStore};
+use tokio_rustls::TlsConnector;
 
 /// AWS's limit on an endpoint's answer.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -135,11 +138,11 @@ async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
         .url
         .parse()
         .map_err(|e| format!("invalid endpoint URL: {e}"))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => return Err("https endpoints are not delivered to by this build".into()),
-        _ => return Err("the endpoint URL is not http://".into()),
-    }
+    let https = match uri.scheme_str() {
+        Some("http") => false,
+        Some("https") => true,
+        _ => return Err("the endpoint URL is neither http:// nor https://".into()),
+    };
     let authority = uri
         .authority()
         .ok_or("the endpoint URL has no host")?
@@ -149,7 +152,7 @@ async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
         .host()
         .trim_start_matches('[')
         .trim_end_matches(']');
-    let port = authority.port_u16().unwrap_or(80);
+    let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
 
     let mut request = hyper::Request::post(path).header(
@@ -170,20 +173,16 @@ async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
         let stream = TcpStream::connect((host, port))
             .await
             .map_err(|e| format!("connect: {e}"))?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("handshake: {e}"))?;
-        // The connection is driven beside the request and dropped with it:
-        // one connection per attempt, nothing pooled.
-        let drive = async move {
-            let _ = connection.await;
-            std::future::pending::<()>().await
-        };
-        tokio::select! {
-            answer = sender.send_request(request) => {
-                answer.map(|r| r.status()).map_err(|e| format!("request: {e}"))
-            }
-            _ = drive => unreachable!("the connection future never finishes"),
+        if https {
+            let name = ServerName::try_from(host.to_string())
+                .map_err(|e| format!("invalid host name for TLS: {e}"))?;
+            let tls = tls_connector()?
+                .connect(name, stream)
+                .await
+                .map_err(|e| format!("TLS: {e}"))?;
+            post(TokioIo::new(tls), request).await
+        } else {
+            post(TokioIo::new(stream), request).await
         }
     };
     let status = tokio::time::timeout(ATTEMPT_TIMEOUT, exchange)
@@ -194,6 +193,62 @@ async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
     } else {
         Err(format!("answered {status}"))
     }
+}
+
+/// Sends `request` over a fresh HTTP/1.1 connection on `io` and returns
+/// the answer's status.
+async fn post<T>(io: T, request: hyper::Request<Full<Bytes>>) -> Result<hyper::StatusCode, String>
+where
+    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
+    // The connection is driven beside the request and dropped with it:
+    // one connection per attempt, nothing pooled.
+    let drive = async move {
+        let _ = connection.await;
+        std::future::pending::<()>().await
+    };
+    tokio::select! {
+        answer = sender.send_request(request) => {
+            answer.map(|r| r.status()).map_err(|e| format!("request: {e}"))
+        }
+        _ = drive => unreachable!("the connection future never finishes"),
+    }
+}
+
+/// The TLS client for `https://` endpoints, made on first use: it trusts
+/// the system's certificate authorities (or `SSL_CERT_FILE` /
+/// `SSL_CERT_DIR`), as AWS requires an endpoint's certificate to chain to
+/// a trusted one. A scratch container has none: mount a bundle and name
+/// it in `SSL_CERT_FILE`.
+fn tls_connector() -> Result<&'static TlsConnector, String> {
+    static CONNECTOR: OnceLock<Result<TlsConnector, String>> = OnceLock::new();
+    CONNECTOR
+        .get_or_init(|| {
+            let found = rustls_native_certs::load_native_certs();
+            let mut roots = RootCertStore::empty();
+            let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                let why = found
+                    .errors
+                    .first()
+                    .map_or_else(|| "none found".to_string(), |e| e.to_string());
+                return Err(format!(
+                    "no trusted certificate authorities to check https endpoints against ({why}); set SSL_CERT_FILE to a PEM bundle"
+                ));
+            }
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| format!("TLS setup: {e}"))?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            Ok(TlsConnector::from(Arc::new(config)))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 #[cfg(test)]
@@ -217,13 +272,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn urls_this_build_cannot_post_to_fail_the_attempt() {
-        let https = attempt(&delivery("https://example.com/hook")).await;
+    async fn urls_that_cannot_be_posted_to_fail_the_attempt() {
+        let ftp = attempt(&delivery("ftp://example.com/")).await;
         assert_eq!(
-            https.unwrap_err(),
-            "https endpoints are not delivered to by this build"
+            ftp.unwrap_err(),
+            "the endpoint URL is neither http:// nor https://"
         );
-        assert!(attempt(&delivery("ftp://example.com/")).await.is_err());
         assert!(attempt(&delivery("not a url")).await.is_err());
     }
 }

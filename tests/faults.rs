@@ -449,7 +449,11 @@ async fn sns_deliveries_into_standard_queues_are_duplicated_and_delayed() {
         req.send()
     };
     let standard = topic("news", false).await.unwrap().topic_arn.unwrap();
-    let fifo = topic("ordered.fifo", true).await.unwrap().topic_arn.unwrap();
+    let fifo = topic("ordered.fifo", true)
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
     for (topic_arn, queue) in [(&standard, "fanned"), (&fifo, "ordered.fifo")] {
         sns.subscribe()
             .topic_arn(topic_arn)
@@ -511,7 +515,10 @@ async fn sns_deliveries_into_standard_queues_are_duplicated_and_delayed() {
             .insert(m.message_id().unwrap().to_string());
     }
     assert_eq!(by_sns_id.len(), 3);
-    assert!(by_sns_id.values().all(|ids| ids.len() == 2), "{by_sns_id:?}");
+    assert!(
+        by_sns_id.values().all(|ids| ids.len() == 2),
+        "{by_sns_id:?}"
+    );
     let ordered: Vec<String> = s
         .receive(&fifo_url, 10)
         .await

@@ -302,7 +302,8 @@ impl FileConfig {
             config.durability = *v.get_ref();
         }
         if let Some(v) = self.log_level.as_ref().filter(|_| unset("log_level")) {
-            tracing_subscriber::EnvFilter::try_new(v.get_ref())
+            v.get_ref()
+                .parse::<tracing_subscriber::filter::Targets>()
                 .map_err(|e| source.error(Some(v.span()), format!("invalid log_level: {e}")))?;
             config.log_level = v.get_ref().clone();
         }

@@ -315,7 +315,7 @@ async fn each_kind_of_bad_file_names_its_line() {
     assert_error("\nregion = \"US East\"\n", 2, "a region is lower-case").await;
     assert_error("account_id = \"42\"\n", 1, "12 digits").await;
     assert_error("base_url = \"sqs.local\"\n", 1, "http://").await;
-    assert_error("log_level = \"info,[\"\n", 1, "invalid log_level").await;
+    assert_error("log_level = \"info,retsu=loud\"\n", 1, "invalid log_level").await;
     // A missing name.
     assert_error("[[queues]]\nattributes = {}\n", 1, "missing field `name`").await;
 }
