@@ -281,6 +281,10 @@ pub struct SnsDeliveries(pub Arc<Faults>);
 
 impl retsu_core::sns::DeliveryShaper for SnsDeliveries {
     fn shape(&self, queue_arn: &str) -> retsu_core::sns::DeliveryShape {
+        if !self.0.is_active() {
+            // Every publish asks: without faults, one atomic load.
+            return Default::default();
+        }
         self.0.delivery(QueueKey::from_arn(queue_arn).as_ref())
     }
 }

@@ -463,6 +463,99 @@ async fn fifo_topics_deliver_in_order_with_their_ids_and_drop_duplicates() {
         .contains("FIFO SQS Queues can not be subscribed to standard SNS topics"));
 }
 
+/// Concurrent publishers to a FIFO topic with two FIFO queue subscribers,
+/// every message published twice with its deduplication id: each queue
+/// gets each message exactly once, and every group in SequenceNumber order
+/// (the order the topic numbered them in).
+#[tokio::test]
+async fn fifo_fan_out_under_concurrency_is_exactly_once_and_in_order() {
+    let t = TestServer::start().await;
+    let sns = sns_client(&t.endpoint);
+    let arn = topic(&sns, "ledger.fifo", &[("FifoTopic", "true")]).await;
+    let mut urls = Vec::new();
+    for queue in ["books-a.fifo", "books-b.fifo"] {
+        urls.push(t.create_queue_with(queue, &[("FifoQueue", "true")]).await);
+        subscribe(&sns, &arn, queue, &[]).await;
+    }
+    const PUBLISHERS: usize = 8;
+    const EACH: usize = 25;
+    let mut tasks = Vec::new();
+    for p in 0..PUBLISHERS {
+        let (sns, arn) = (sns.clone(), arn.clone());
+        tasks.push(tokio::spawn(async move {
+            for i in 0..EACH {
+                let id = format!("p{p}-{i}");
+                for _ in 0..2 {
+                    sns.publish()
+                        .topic_arn(&arn)
+                        .message(&id)
+                        .message_group_id(format!("g{}", p % 3))
+                        .message_deduplication_id(&id)
+                        .send()
+                        .await
+                        .unwrap();
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        finish(task, 60).await;
+    }
+    for url in &urls {
+        // group -> the (SequenceNumber, message) pairs in the order received
+        let mut groups: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        let mut total = 0;
+        loop {
+            let got = t
+                .client
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .message_system_attribute_names(
+                    aws_sdk_sqs::types::MessageSystemAttributeName::MessageGroupId,
+                )
+                .send()
+                .await
+                .unwrap()
+                .messages
+                .unwrap_or_default();
+            if got.is_empty() {
+                break;
+            }
+            for m in &got {
+                let envelope: serde_json::Value =
+                    serde_json::from_str(m.body.as_deref().unwrap()).unwrap();
+                let group = m.attributes.as_ref().unwrap()
+                    [&aws_sdk_sqs::types::MessageSystemAttributeName::MessageGroupId]
+                    .clone();
+                groups.entry(group).or_default().push((
+                    envelope["SequenceNumber"].as_str().unwrap().to_string(),
+                    envelope["Message"].as_str().unwrap().to_string(),
+                ));
+                t.client
+                    .delete_message()
+                    .queue_url(url)
+                    .receipt_handle(m.receipt_handle.as_deref().unwrap())
+                    .send()
+                    .await
+                    .unwrap();
+                total += 1;
+            }
+        }
+        assert_eq!(total, PUBLISHERS * EACH, "{url}: each message exactly once");
+        let mut seen = std::collections::HashSet::new();
+        for (group, entries) in &groups {
+            assert!(
+                entries.windows(2).all(|w| w[0].0 < w[1].0),
+                "{url} {group}: out of SequenceNumber order: {entries:?}"
+            );
+            for (_, message) in entries {
+                assert!(seen.insert(message.clone()), "{url}: {message} twice");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_subscription_whose_queue_is_gone_dead_letters_to_its_redrive_queue() {
     let t = TestServer::start().await;

@@ -165,7 +165,7 @@ pub fn decode(
             if let Some(action) = sns::route(req, &params) {
                 let context = context::build(settings, &req.headers, &params, true);
                 let request =
-                    sns::decode(action, &params).map_err(|e| sns::encode(&Err(e), request_id))?;
+                    sns::decode(action, params).map_err(|e| sns::encode(&Err(e), request_id))?;
                 return Ok(Decoded::Sns(SnsCall { context, request }));
             }
             if sns::signed_service(req, &params) == Some("sns") {

@@ -466,18 +466,35 @@ pub(super) fn empty(out: &mut String, name: &str) {
 /// are replaced by U+FFFD so the document stays parseable; message bodies
 /// never contain them because the engine rejects them on send.
 pub fn escape_text(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\r' => out.push_str("&#xD;"),
-            '\t' | '\n' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
+    // Runs of characters that need nothing are copied whole: every
+    // character replaced is ASCII, or U+FFFE/U+FFFF (UTF-8 EF BF BE/BF), so
+    // the cuts fall on character boundaries.
+    let bytes = text.as_bytes();
+    let (mut copied, mut i) = (0, 0);
+    while i < bytes.len() {
+        let (replacement, width) = match bytes[i] {
+            b'&' => ("&amp;", 1),
+            b'<' => ("&lt;", 1),
+            b'>' => ("&gt;", 1),
+            b'"' => ("&quot;", 1),
+            b'\r' => ("&#xD;", 1),
+            b'\t' | b'\n' => {
+                i += 1;
+                continue;
+            }
+            0..=0x1F => ("\u{FFFD}", 1),
+            0xEF if matches!(bytes.get(i + 1..i + 3), Some([0xBF, 0xBE | 0xBF])) => ("\u{FFFD}", 3),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&text[copied..i]);
+        out.push_str(replacement);
+        i += width;
+        copied = i;
     }
+    out.push_str(&text[copied..]);
 }
 
 #[cfg(test)]
@@ -500,6 +517,10 @@ mod tests {
         );
         assert_eq!(escaped("a<b>c'd\te\nf"), "a&lt;b&gt;c'd\te\nf");
         assert_eq!(escaped("x\u{0}y\u{FFFF}"), "x\u{FFFD}y\u{FFFD}");
+        assert_eq!(
+            escaped("\u{FFFE}\u{FFFD}\u{EFBF}z\u{1F}"),
+            "\u{FFFD}\u{FFFD}\u{EFBF}z\u{FFFD}"
+        );
         assert_eq!(escaped("日本 🎉"), "日本 🎉");
     }
 

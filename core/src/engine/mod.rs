@@ -122,8 +122,14 @@ impl QueueKey {
 
     /// Parses `arn:<partition>:sqs:<region>:<account>:<name>`.
     pub fn from_arn(arn: &str) -> Option<QueueKey> {
-        let parts: Vec<&str> = arn.split(':').collect();
-        match parts.as_slice() {
+        // Exactly six parts; no Vec, as every SNS delivery resolves one.
+        let mut parts = arn.split(':');
+        let mut next = || parts.next();
+        let six = [next()?, next()?, next()?, next()?, next()?, next()?];
+        if parts.next().is_some() {
+            return None;
+        }
+        match six {
             ["arn", partition, "sqs", region, account, name]
                 if !partition.is_empty()
                     && !region.is_empty()

@@ -29,20 +29,21 @@ use crate::protocol::query::Params;
 const MAX_SEGMENTS: usize = 8;
 
 /// The query parameters as `action`'s typed request.
-pub fn decode(action: SnsAction, params: &Params) -> Result<SnsRequest, SnsError> {
+pub fn decode(action: SnsAction, params: Params) -> Result<SnsRequest, SnsError> {
     action.decode(to_json(params)?)
 }
 
 /// The query parameters as the JSON document of the request (every scalar
 /// a string). `Action` and `Version` are dropped; other unknown names pass
 /// through and serde ignores them.
-pub fn to_json(params: &Params) -> Result<Value, SnsError> {
+pub fn to_json(params: Params) -> Result<Value, SnsError> {
     let mut root = Node::default();
     for (key, value) in params {
-        if key == "Action" || key == "Version" || key.split('.').nth(MAX_SEGMENTS).is_some() {
+        let too_deep = key.bytes().filter(|b| *b == b'.').count() >= MAX_SEGMENTS;
+        if key == "Action" || key == "Version" || too_deep {
             continue;
         }
-        root.insert(key.split('.'), value.clone());
+        root.insert(key.split('.'), value);
     }
     Ok(Value::Object(structure(root, "")?))
 }

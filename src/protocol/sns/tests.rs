@@ -137,7 +137,7 @@ fn unsigned_subscription_urls() {
         &unsubscribe.body,
     );
     assert_eq!(route(&unsubscribe, &p), Some(SnsAction::Unsubscribe));
-    let SnsRequest::Unsubscribe(r) = decode(SnsAction::Unsubscribe, &p).unwrap() else {
+    let SnsRequest::Unsubscribe(r) = decode(SnsAction::Unsubscribe, p.clone()).unwrap() else {
         panic!()
     };
     assert_eq!(
@@ -156,7 +156,8 @@ fn unsigned_subscription_urls() {
     };
     let p = query::params(confirm.query.as_deref(), &confirm.headers, &confirm.body);
     assert_eq!(route(&confirm, &p), Some(SnsAction::ConfirmSubscription));
-    let SnsRequest::ConfirmSubscription(r) = decode(SnsAction::ConfirmSubscription, &p).unwrap()
+    let SnsRequest::ConfirmSubscription(r) =
+        decode(SnsAction::ConfirmSubscription, p.clone()).unwrap()
     else {
         panic!()
     };
@@ -169,7 +170,7 @@ fn unsigned_subscription_urls() {
 fn decoded(action: SnsAction, pairs: &[(&str, &str)]) -> SnsRequest {
     let mut all = vec![("Action", action.name()), ("Version", "2010-03-31")];
     all.extend_from_slice(pairs);
-    decode(action, &params(&all)).unwrap()
+    decode(action, params(&all)).unwrap()
 }
 
 fn attribute(data_type: &str, string: Option<&str>, binary: Option<&str>) -> MessageAttributeValue {
@@ -519,7 +520,7 @@ fn leniency_and_bad_indices() {
     assert_eq!(r.tag_keys, Some(vec!["k".to_string()]));
     let err = decode(
         SnsAction::UntagResource,
-        &params(&[("TagKeys.member.0", "k")]),
+        params(&[("TagKeys.member.0", "k")]),
     )
     .unwrap_err();
     assert_eq!(
@@ -528,14 +529,14 @@ fn leniency_and_bad_indices() {
     );
     let err = decode(
         SnsAction::CreateTopic,
-        &params(&[("Attributes.entry.1.value", "v")]),
+        params(&[("Attributes.entry.1.value", "v")]),
     )
     .unwrap_err();
     assert_eq!(err, SnsError::missing("Attributes.entry.1.key"));
     // Names deeper than any shape are ignored, not recursed into.
     let deep = format!("Name{}", ".x".repeat(10_000));
     let SnsRequest::CreateTopic(r) =
-        decode(SnsAction::CreateTopic, &params(&[(deep.as_str(), "v")])).unwrap()
+        decode(SnsAction::CreateTopic, params(&[(deep.as_str(), "v")])).unwrap()
     else {
         panic!()
     };

@@ -135,15 +135,22 @@ pub fn encode_response(response: &SnsResponse, request_id: &str) -> String {
     out.push_str(NAMESPACE);
     out.push_str("\">");
     if let Some(fields) = result_shape(response.action()) {
-        let result = format!("{op}Result");
-        let mut inner = String::new();
-        write_fields(&mut inner, fields, &response.to_json());
-        if inner.is_empty() {
-            empty(&mut out, &result);
+        // Written in place; with no members it becomes `<{Op}Result/>`.
+        let start = out.len();
+        out.push('<');
+        out.push_str(op);
+        out.push_str("Result>");
+        let members = out.len();
+        write_fields(&mut out, fields, &response.to_json());
+        if out.len() == members {
+            out.truncate(start);
+            out.push('<');
+            out.push_str(op);
+            out.push_str("Result/>");
         } else {
-            open(&mut out, &result);
-            out.push_str(&inner);
-            close(&mut out, &result);
+            out.push_str("</");
+            out.push_str(op);
+            out.push_str("Result>");
         }
     }
     out.push_str("<ResponseMetadata>");

@@ -240,10 +240,18 @@ struct Published<'a> {
     checked: &'a Checked,
     message_id: String,
     sequence_number: Option<String>,
-    timestamp: String,
+    /// When it was published (ms of the engine's clock).
+    at_ms: u64,
+    /// Its `Timestamp` text, written only for an envelope: raw deliveries
+    /// never need it.
+    timestamp: std::cell::OnceCell<String>,
 }
 
 impl Published<'_> {
+    fn timestamp(&self) -> &str {
+        self.timestamp.get_or_init(|| format_rfc3339(self.at_ms))
+    }
+
     /// A step of this message's fan-out.
     fn event(&self, topic: &Topic, kind: TopicEventKind, now: u64) -> TopicEvent {
         TopicEvent {
@@ -260,7 +268,8 @@ impl Published<'_> {
     }
 }
 
-/// Publishes one checked message to every subscription of `topic`. A FIFO
+/// Publishes one checked message to every subscription of `topic`: its
+/// ids, and the fan-out still to be made ([`Fanout::deliver`]). A FIFO
 /// duplicate within the window answers the first publish's ids and
 /// delivers nothing.
 fn publish(
@@ -268,7 +277,7 @@ fn publish(
     ctx: &RequestContext,
     topic: &mut Topic,
     checked: &Checked,
-) -> (String, Option<String>) {
+) -> (String, Option<String>, Fanout) {
     let now = sns.engine().now();
     if let Some(dedup) = &checked.dedup_id {
         topic.dedup.retain(|_, (_, _, expires)| *expires > now);
@@ -278,7 +287,7 @@ fn publish(
             dedup.clone()
         };
         if let Some((id, seq, _)) = topic.dedup.get(&key) {
-            return (id.clone(), Some(seq.clone()));
+            return (id.clone(), Some(seq.clone()), Fanout::default());
         }
         let message_id = uuid::Uuid::new_v4().to_string();
         let seq = topic.next_sequence_number(now);
@@ -286,7 +295,7 @@ fn publish(
             key,
             (message_id.clone(), seq.clone(), now + DEDUP_WINDOW_MS),
         );
-        deliver_all(
+        let fanout = plan(
             sns,
             ctx,
             topic,
@@ -294,13 +303,14 @@ fn publish(
                 checked,
                 message_id: message_id.clone(),
                 sequence_number: Some(seq.clone()),
-                timestamp: format_rfc3339(now),
+                at_ms: now,
+                timestamp: Default::default(),
             },
         );
-        return (message_id, Some(seq));
+        return (message_id, Some(seq), fanout);
     }
     let message_id = uuid::Uuid::new_v4().to_string();
-    deliver_all(
+    let fanout = plan(
         sns,
         ctx,
         topic,
@@ -308,26 +318,93 @@ fn publish(
             checked,
             message_id: message_id.clone(),
             sequence_number: None,
-            timestamp: format_rfc3339(now),
+            at_ms: now,
+            timestamp: Default::default(),
         },
     );
-    (message_id, None)
+    (message_id, None, fanout)
 }
 
-fn deliver_all(sns: &Sns, ctx: &RequestContext, topic: &mut Topic, published: &Published<'_>) {
-    let now = sns.engine().now();
-    let mut events = vec![published.event(topic, TopicEventKind::Published, now)];
-    deliver_each(sns, ctx, topic, published, &mut events);
-    topic.remember(&events);
+/// A publish's fan-out once decided under SNS's lock: the steps taken so
+/// far (published, filtered out) and the queue deliveries still to make.
+/// Making them is most of a publish's work, so for a standard topic it
+/// happens after the lock is released and concurrent publishes do not
+/// queue behind each other; a FIFO topic's are made under the lock, so
+/// each group reaches its queues in SequenceNumber order.
+#[derive(Default)]
+struct Fanout {
+    events: Vec<TopicEvent>,
+    sends: Vec<QueueSend>,
+}
+
+/// One subscription's delivery into its queue.
+struct QueueSend {
+    /// Its steps' common part (topic, message, subscription, endpoint).
+    step: TopicEvent,
+    queue_arn: String,
+    /// `Err`: refused before it was sent (too many attributes for raw).
+    delivery: Result<TopicDelivery, String>,
+    /// The RedrivePolicy queue and what it gets should the send fail.
+    dead_letter: Option<(String, TopicDelivery)>,
+}
+
+impl Fanout {
+    /// Makes the deliveries; every step of the fan-out, in order.
+    fn deliver(self, sns: &Sns) -> Vec<TopicEvent> {
+        let mut events = self.events;
+        for send in self.sends {
+            send.make(sns, &mut events);
+        }
+        events
+    }
+}
+
+/// Makes the fan-outs of `state`'s topic `arn` and records their steps:
+/// after releasing the lock for a standard topic, under it for a FIFO one
+/// (see [`Fanout`]).
+fn finish(
+    sns: &Sns,
+    state: parking_lot::MutexGuard<'_, crate::sns::State>,
+    arn: &str,
+    fanouts: Vec<Fanout>,
+) {
+    let fifo = state.topics.get(arn).is_some_and(|t| t.fifo);
+    let held = if fifo {
+        Some(state)
+    } else {
+        drop(state);
+        None
+    };
+    let events: Vec<TopicEvent> = fanouts.into_iter().flat_map(|f| f.deliver(sns)).collect();
+    if events.is_empty() {
+        return;
+    }
+    let mut state = held.unwrap_or_else(|| sns.lock());
+    // The topic may have been deleted meanwhile: its steps still go out.
+    if let Some(topic) = state.topics.get_mut(arn) {
+        topic.remember(&events);
+    }
+    drop(state);
     sns.engine().topic_events(events);
 }
 
-fn deliver_each(
+/// Decides what `published` does at each subscription of `topic`.
+fn plan(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Published<'_>) -> Fanout {
+    let now = sns.engine().now();
+    let mut fanout = Fanout {
+        events: vec![published.event(topic, TopicEventKind::Published, now)],
+        sends: Vec::new(),
+    };
+    plan_each(sns, ctx, topic, published, &mut fanout);
+    fanout
+}
+
+fn plan_each(
     sns: &Sns,
     ctx: &RequestContext,
     topic: &Topic,
     published: &Published<'_>,
-    events: &mut Vec<TopicEvent>,
+    fanout: &mut Fanout,
 ) {
     let now = sns.engine().now();
     // One signature per distinct message text (they differ only with
@@ -362,7 +439,7 @@ fn deliver_each(
             if let Err(mismatch) = verdict {
                 let mut e = step(TopicEventKind::FilteredOut);
                 e.reason = Some(mismatch.to_string());
-                events.push(e);
+                fanout.events.push(e);
                 continue;
             }
         }
@@ -394,7 +471,7 @@ fn deliver_each(
                 topic_arn: &topic.arn,
                 subject: published.checked.subject.as_deref(),
                 message: text,
-                timestamp: &published.timestamp,
+                timestamp: published.timestamp(),
                 signature: signature
                     .as_ref()
                     .map(|(v, s, u)| (*v, s.as_str(), u.as_str())),
@@ -406,9 +483,10 @@ fn deliver_each(
             })
         };
         if sub.protocol == "sqs" {
-            events.extend(deliver_to_queue(
-                sns, ctx, topic, sub, published, body, step,
-            ));
+            let step = step(TopicEventKind::Delivered);
+            fanout
+                .sends
+                .push(queue_send(ctx, topic, sub, published, body, step));
         } else {
             post(sns, ctx, topic, sub, published, body);
         }
@@ -476,7 +554,7 @@ fn sign_notification(sns: &Sns, topic: &Topic, published: &Published<'_>, text: 
             "Message" => Some(text),
             "MessageId" => Some(&published.message_id),
             "Subject" => published.checked.subject.as_deref(),
-            "Timestamp" => Some(&published.timestamp),
+            "Timestamp" => Some(published.timestamp()),
             "TopicArn" => Some(&topic.arn),
             "Type" => Some("Notification"),
             _ => None,
@@ -511,17 +589,16 @@ fn sqs_attributes(
         .collect()
 }
 
-/// Sends to the subscription's queue (or its dead-letter queue), and says
-/// what came of it.
-fn deliver_to_queue(
-    sns: &Sns,
+/// The delivery of `body` into the subscription's queue (and, should it
+/// fail, into its dead-letter queue), to be made by [`QueueSend::make`].
+fn queue_send(
     ctx: &RequestContext,
     topic: &Topic,
     sub: &Subscription,
     published: &Published<'_>,
     body: String,
-    step: impl Fn(TopicEventKind) -> TopicEvent,
-) -> Vec<TopicEvent> {
+    step: TopicEvent,
+) -> QueueSend {
     let note: Arc<str> = format!(
         "from topic {}, SNS message {}",
         topic.arn, published.message_id
@@ -533,7 +610,7 @@ fn deliver_to_queue(
     } else {
         Default::default()
     };
-    let delivery = |queue_arn: &str| {
+    let delivery = |queue_arn: &str, body: String| {
         let fifo_queue = queue_arn.ends_with(".fifo");
         // FIFO ids go to FIFO queues; a standard topic's group id goes on
         // to standard queues (fair queues).
@@ -546,7 +623,7 @@ fn deliver_to_queue(
             _ => (None, None),
         };
         TopicDelivery {
-            body: body.clone(),
+            body,
             attributes: attributes.clone(),
             group_id,
             dedup_id,
@@ -555,64 +632,87 @@ fn deliver_to_queue(
             extra_delay_ms: 0,
         }
     };
-    // FIFO queues keep their exactly-once delivery: only standard ones
-    // get the server's duplicates and delays.
-    let shape = if sub.endpoint.ends_with(".fifo") {
-        DeliveryShape::default()
-    } else {
-        sns.delivery_shape(&sub.endpoint)
-    };
-    let shaped = |queue_arn: &str| TopicDelivery {
-        extra_delay_ms: shape.delay_ms,
-        ..delivery(queue_arn)
-    };
-    let outcome = if raw && published.checked.attributes.len() > MAX_RAW_ATTRIBUTES {
+    let dead_letter = sub
+        .dead_letter_arn()
+        .map(|dlq| (dlq.clone(), delivery(&dlq, body.clone())));
+    let delivery = if raw && published.checked.attributes.len() > MAX_RAW_ATTRIBUTES {
         Err(format!(
             "more than {MAX_RAW_ATTRIBUTES} message attributes cannot be delivered raw to SQS"
         ))
     } else {
-        sns.engine()
-            .deliver(&sub.endpoint, shaped(&sub.endpoint))
-            .map_err(|e| e.message)
+        Ok(delivery(&sub.endpoint, body))
     };
-    let failure = match outcome {
-        Ok(sent) => {
-            let mut e = step(TopicEventKind::Delivered);
-            e.delivered_as = Some(sent.message_id.0);
-            let mut out = vec![e];
-            for _ in 0..shape.duplicates {
-                // A second SQS message for the same SNS message, as SNS's
-                // at-least-once delivery makes now and then.
-                if let Ok(sent) = sns.engine().deliver(&sub.endpoint, shaped(&sub.endpoint)) {
-                    let mut e = step(TopicEventKind::Delivered);
-                    e.delivered_as = Some(sent.message_id.0);
-                    e.reason = Some("a seeded duplicate delivery".into());
-                    out.push(e);
+    QueueSend {
+        step,
+        queue_arn: sub.endpoint.clone(),
+        delivery,
+        dead_letter,
+    }
+}
+
+impl QueueSend {
+    /// Sends to the queue (or its dead-letter queue) and records what came
+    /// of it.
+    fn make(self, sns: &Sns, events: &mut Vec<TopicEvent>) {
+        let step = |kind: TopicEventKind| TopicEvent {
+            kind,
+            ..self.step.clone()
+        };
+        // FIFO queues keep their exactly-once delivery: only standard ones
+        // get the server's duplicates and delays.
+        let shape = if self.queue_arn.ends_with(".fifo") {
+            DeliveryShape::default()
+        } else {
+            sns.delivery_shape(&self.queue_arn)
+        };
+        let outcome = self.delivery.and_then(|delivery| {
+            let delivery = TopicDelivery {
+                extra_delay_ms: shape.delay_ms,
+                ..delivery
+            };
+            // A second SQS message for the same SNS message, as SNS's
+            // at-least-once delivery makes now and then.
+            let copies = std::iter::repeat_n(delivery, 1 + shape.duplicates as usize);
+            let mut made = 0;
+            for (n, delivery) in copies.enumerate() {
+                match sns.engine().deliver(&self.queue_arn, delivery) {
+                    Ok(sent) => {
+                        let mut e = step(TopicEventKind::Delivered);
+                        e.delivered_as = Some(sent.message_id.0);
+                        if n > 0 {
+                            e.reason = Some("a seeded duplicate delivery".into());
+                        }
+                        events.push(e);
+                        made += 1;
+                    }
+                    Err(e) if made == 0 => return Err(e.message),
+                    Err(_) => {}
                 }
             }
-            return out;
-        }
-        Err(reason) => reason,
-    };
-    let mut failed = step(TopicEventKind::DeliveryFailed);
-    failed.reason = Some(failure);
-    let mut out = vec![failed];
-    if let Some(dlq) = sub.dead_letter_arn() {
-        // The dead-letter queue gets what the subscription would have.
-        let mut e = step(TopicEventKind::DeadLettered);
-        e.endpoint = Some(dlq.as_str().into());
-        match sns.engine().deliver(&dlq, delivery(&dlq)) {
-            Ok(sent) => e.delivered_as = Some(sent.message_id.0),
-            Err(err) => {
-                e.reason = Some(format!(
-                    "the dead-letter queue refused it too: {}",
-                    err.message
-                ))
+            Ok(())
+        });
+        let Err(failure) = outcome else {
+            return;
+        };
+        let mut failed = step(TopicEventKind::DeliveryFailed);
+        failed.reason = Some(failure);
+        events.push(failed);
+        if let Some((dlq, delivery)) = self.dead_letter {
+            // The dead-letter queue gets what the subscription would have.
+            let mut e = step(TopicEventKind::DeadLettered);
+            e.endpoint = Some(dlq.as_str().into());
+            match sns.engine().deliver(&dlq, delivery) {
+                Ok(sent) => e.delivered_as = Some(sent.message_id.0),
+                Err(err) => {
+                    e.reason = Some(format!(
+                        "the dead-letter queue refused it too: {}",
+                        err.message
+                    ))
+                }
             }
+            events.push(e);
         }
-        out.push(e);
     }
-    out
 }
 
 /// The topic a Publish names, by `TopicArn` or `TargetArn`.
@@ -656,7 +756,8 @@ impl SnsUnit for PublishRequest {
         let mut state = sns.lock();
         let topic = topic_mut(&mut state, &arn)?;
         let checked = check(topic, entry, "messageAttributes")?;
-        let (message_id, sequence_number) = publish(sns, ctx, topic, &checked);
+        let (message_id, sequence_number, fanout) = publish(sns, ctx, topic, &checked);
+        finish(sns, state, &arn, vec![fanout]);
         Ok(PublishResult {
             message_id,
             sequence_number,
@@ -750,10 +851,12 @@ impl SnsUnit for PublishBatchRequest {
             };
             checked.push((id, check(topic, entry, &path)?));
         }
+        let mut fanouts = Vec::with_capacity(checked.len());
         let successful = checked
             .iter()
             .map(|(id, c)| {
-                let (message_id, sequence_number) = publish(sns, ctx, topic, c);
+                let (message_id, sequence_number, fanout) = publish(sns, ctx, topic, c);
+                fanouts.push(fanout);
                 PublishBatchResultEntry {
                     id: id.clone(),
                     message_id,
@@ -761,6 +864,7 @@ impl SnsUnit for PublishBatchRequest {
                 }
             })
             .collect();
+        finish(sns, state, &arn, fanouts);
         Ok(PublishBatchResult {
             successful,
             failed: Vec::new(),
