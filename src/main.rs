@@ -301,7 +301,11 @@ fn init_logging(resolved: &Resolved) -> Result<(), ExitCode> {
             return Err(ExitCode::from(BAD_CONFIG));
         }
     };
-    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr);
+    // The builder's own filter (INFO by default) lets everything through:
+    // `filter` decides.
+    let builder = tracing_subscriber::fmt()
+        .with_max_level(tracing_subscriber::filter::LevelFilter::TRACE)
+        .with_writer(std::io::stderr);
     match resolved.log_format {
         LogFormat::Text => builder
             .with_ansi(std::io::stderr().is_terminal())
