@@ -119,15 +119,11 @@ async fn next(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
         .unwrap()
 }
 
-#[tokio::test]
-async fn a_trusted_https_endpoint_is_confirmed_and_notified() {
-    let authority = trusted();
-    let t = TestServer::start().await;
-    let sns = sns_client(&t.endpoint);
-    let (url, mut seen) = endpoint(authority.server.clone()).await;
+/// A new topic `name` with `url` subscribed over https; its ARN.
+async fn subscribe_https(sns: &aws_sdk_sns::Client, name: &str, url: &str) -> String {
     let topic = sns
         .create_topic()
-        .name("secure")
+        .name(name)
         .send()
         .await
         .unwrap()
@@ -136,10 +132,20 @@ async fn a_trusted_https_endpoint_is_confirmed_and_notified() {
     sns.subscribe()
         .topic_arn(&topic)
         .protocol("https")
-        .endpoint(&url)
+        .endpoint(url)
         .send()
         .await
         .unwrap();
+    topic
+}
+
+#[tokio::test]
+async fn a_trusted_https_endpoint_is_confirmed_and_notified() {
+    let authority = trusted();
+    let t = TestServer::start().await;
+    let sns = sns_client(&t.endpoint);
+    let (url, mut seen) = endpoint(authority.server.clone()).await;
+    let topic = subscribe_https(&sns, "secure", &url).await;
     let Seen::Post(body) = next(&mut seen).await else {
         panic!("the confirmation's handshake failed")
     };
@@ -174,21 +180,7 @@ async fn an_endpoint_whose_certificate_is_not_trusted_gets_nothing() {
     let t = TestServer::start().await;
     let sns = sns_client(&t.endpoint);
     let (url, mut seen) = endpoint(stranger.server).await;
-    let topic = sns
-        .create_topic()
-        .name("insecure")
-        .send()
-        .await
-        .unwrap()
-        .topic_arn
-        .unwrap();
-    sns.subscribe()
-        .topic_arn(&topic)
-        .protocol("https")
-        .endpoint(&url)
-        .send()
-        .await
-        .unwrap();
+    let topic = subscribe_https(&sns, "insecure", &url).await;
     // Retsu refused the certificate during the handshake (a TLS alert),
     // so no request was made.
     match next(&mut seen).await {
