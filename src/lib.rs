@@ -42,3 +42,4 @@ pub mod observers;
 pub mod protocol;
 pub mod server;
 pub mod sns_http;
+pub mod topic_steps;

@@ -7,6 +7,7 @@
 //! | `metrics` | when the server starts ([`attach`]) | always on: `/metrics` |
 //! | `history` | when the server starts, unless `--no-admin` or `--history-events 0` | only when someone can read it |
 //! | `event_stream` | when the server starts, unless `--no-admin` | costs one atomic load per event while nobody reads the stream |
+//! | `topic_steps` | when the server starts, unless `--no-admin` | the console's topics screen reads it |
 
 use std::sync::Arc;
 
@@ -16,12 +17,14 @@ use crate::engine::Engine;
 use crate::event_stream::EventStream;
 use crate::history::{History, HistoryLimits};
 use crate::metrics::Metrics;
+use crate::topic_steps::TopicSteps;
 
 /// The server's own subscribers, for the handlers that read them.
 pub struct Observers {
     pub metrics: Arc<Metrics>,
     pub history: Option<Arc<History>>,
     pub event_stream: Option<Arc<EventStream>>,
+    pub topic_steps: Option<Arc<TopicSteps>>,
 }
 
 /// Attaches the server's subscribers to `engine` as `config` asks.
@@ -42,10 +45,16 @@ pub fn attach(engine: &Engine, config: &Config) -> Observers {
         engine.subscribe(stream.clone());
         stream
     });
+    let topic_steps = admin.then(|| {
+        let steps = Arc::new(TopicSteps::default());
+        engine.subscribe(steps.clone());
+        steps
+    });
     Observers {
         metrics,
         history,
         event_stream,
+        topic_steps,
     }
 }
 

@@ -70,6 +70,8 @@ pub struct Admin {
     pub event_stream: Arc<EventStream>,
     /// SNS, for its topics' listing.
     pub sns: Arc<retsu_core::sns::Sns>,
+    /// The topics' last fan-out steps.
+    pub topic_steps: Arc<crate::topic_steps::TopicSteps>,
 }
 
 impl Admin {

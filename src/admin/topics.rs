@@ -24,9 +24,11 @@ pub fn topic_event_json(e: &TopicEvent) -> Value {
 }
 
 pub fn list(admin: &Admin) -> Response {
-    let topics: Vec<Value> = admin
-        .sns
-        .topics()
+    let topics = admin.sns.topics();
+    admin
+        .topic_steps
+        .retain(|arn| topics.iter().any(|t| &*t.arn == arn));
+    let topics: Vec<Value> = topics
         .iter()
         .map(|t| {
             let subscriptions: Vec<Value> = t
@@ -58,7 +60,7 @@ pub fn list(admin: &Admin) -> Response {
                 "attributes": t.all_attributes(),
                 "tags": t.tags,
                 "subscriptions": subscriptions,
-                "recent": t.recent.iter().rev().map(topic_event_json).collect::<Vec<_>>(),
+                "recent": admin.topic_steps.recent(&t.arn).iter().map(topic_event_json).collect::<Vec<_>>(),
             })
         })
         .collect();

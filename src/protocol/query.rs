@@ -34,7 +34,7 @@ pub type Params = Vec<(String, String)>;
 pub fn params(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> Params {
     let mut out: Params = Vec::new();
     if let Some(q) = query {
-        out.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
+        pairs(q.as_bytes(), &mut out);
     }
     let form_body = match headers
         .get(axum::http::header::CONTENT_TYPE)
@@ -46,9 +46,39 @@ pub fn params(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> Params {
             .starts_with("application/x-www-form-urlencoded"),
     };
     if form_body && !body.is_empty() {
-        out.extend(form_urlencoded::parse(body).into_owned());
+        pairs(body, &mut out);
     }
     out
+}
+
+/// Appends the pairs of a form, as `form_urlencoded::parse` reads them.
+/// Most pairs have nothing to decode (no `%`, no `+`) and are copied as
+/// they stand; the rest go through the crate. The crate alone passes over
+/// every byte several times, which showed as the largest part of a
+/// query-protocol request's cost.
+fn pairs(form: &[u8], out: &mut Params) {
+    let ends = memchr::memchr_iter(b'&', form).chain([form.len()]);
+    let mut start = 0;
+    for end in ends {
+        let pair = &form[start..end];
+        start = end + 1;
+        if pair.is_empty() {
+            continue;
+        }
+        let plain = memchr::memchr2(b'%', b'+', pair).is_none();
+        let split = memchr::memchr(b'=', pair);
+        let (name, value) = match split {
+            Some(i) => (&pair[..i], &pair[i + 1..]),
+            None => (pair, &pair[pair.len()..]),
+        };
+        if plain {
+            if let (Ok(name), Ok(value)) = (std::str::from_utf8(name), std::str::from_utf8(value)) {
+                out.push((name.to_owned(), value.to_owned()));
+                continue;
+            }
+        }
+        out.extend(form_urlencoded::parse(pair).into_owned());
+    }
 }
 
 /// The last value given for `name` (later values override earlier ones,

@@ -12,6 +12,27 @@ fn convert(action: Action, pairs: &[(&str, &str)]) -> Value {
     to_json(action, &p(pairs)).expect("converts")
 }
 
+/// The copy-as-is path must read every form exactly as the crate does.
+#[test]
+fn plain_pairs_read_as_form_urlencoded_reads_them() {
+    let forms: &[&[u8]] = &[
+        b"",
+        b"&&",
+        b"Action=Publish&&Message=hello&",
+        b"a=b=c&flag&=v&k=",
+        b"Message=caf\xc3\xa9&TopicArn=arn%3Aaws%3Asns",
+        b"bad=\xff\xfe&next=ok",
+        b"plus=a+b&pct=%41%zz%&both=%2B+",
+        b"name%3D=x%26y",
+    ];
+    for form in forms {
+        let mut got = Params::new();
+        pairs(form, &mut got);
+        let want: Params = form_urlencoded::parse(form).into_owned().collect();
+        assert_eq!(got, want, "form {:?}", String::from_utf8_lossy(form));
+    }
+}
+
 #[test]
 fn merges_query_string_and_form_body_with_plus_as_space() {
     let mut headers = HeaderMap::new();

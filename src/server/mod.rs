@@ -211,6 +211,9 @@ pub async fn start_with_services(
                 .event_stream
                 .expect("attached whenever the admin API is served"),
             sns: state.sns.clone(),
+            topic_steps: observers
+                .topic_steps
+                .expect("attached whenever the admin API is served"),
         })));
     }
 

@@ -24,22 +24,38 @@ pub struct SnsArn {
 impl SnsArn {
     /// Parses an ARN given as `member`, with AWS's errors for a short one.
     pub fn parse(member: &str, arn: &str) -> Result<SnsArn, SnsError> {
-        let parts: Vec<&str> = arn.split(':').collect();
-        if parts.len() < 6 {
+        let ([region, account, name], id) = SnsArn::split(member, arn)?;
+        Ok(SnsArn {
+            region: region.to_string(),
+            account: account.to_string(),
+            name: name.to_string(),
+            id: id.map(str::to_string),
+        })
+    }
+
+    /// The region an ARN names, checked as [`SnsArn::parse`] checks it but
+    /// without copying: every Publish does this.
+    pub fn region_of<'a>(member: &str, arn: &'a str) -> Result<&'a str, SnsError> {
+        Ok(SnsArn::split(member, arn)?.0[0])
+    }
+
+    /// Region, account, name and id (the last one optional), borrowed.
+    fn split<'a>(member: &str, arn: &'a str) -> Result<([&'a str; 3], Option<&'a str>), SnsError> {
+        let count = arn.split(':').count();
+        if count < 6 {
             return Err(SnsError::invalid_parameter(format!(
-                "{member} Reason: An ARN must have at least 6 elements, not {}",
-                parts.len()
+                "{member} Reason: An ARN must have at least 6 elements, not {count}"
             )));
         }
-        if parts[0] != "arn" || parts[2] != "sns" {
+        let mut parts = arn.split(':');
+        let (arn_word, _, service) = (parts.next(), parts.next(), parts.next());
+        if arn_word != Some("arn") || service != Some("sns") {
             return Err(SnsError::invalid_parameter(member));
         }
-        Ok(SnsArn {
-            region: parts[3].to_string(),
-            account: parts[4].to_string(),
-            name: parts[5].to_string(),
-            id: parts.get(6).map(|s| s.to_string()),
-        })
+        // At least six parts, so the next three are there.
+        let mut next = || parts.next().unwrap_or_default();
+        let three = [next(), next(), next()];
+        Ok((three, parts.next()))
     }
 }
 
@@ -67,10 +83,6 @@ pub struct Topic {
     /// expiry). Not persisted: a restart forgets them, as SQS's do.
     #[serde(skip)]
     pub dedup: HashMap<String, (String, String, u64)>,
-    /// The last steps of its fan-outs (deliveries, and why a message was
-    /// filtered out), for the console. Not persisted.
-    #[serde(skip)]
-    pub recent: std::collections::VecDeque<crate::engine::events::TopicEvent>,
 }
 
 impl Topic {
@@ -88,18 +100,6 @@ impl Topic {
             deleted_subscriptions: 0,
             sequence: 0,
             dedup: HashMap::new(),
-            recent: Default::default(),
-        }
-    }
-
-    /// Keeps the last fan-out steps (a bounded window).
-    pub fn remember(&mut self, events: &[crate::engine::events::TopicEvent]) {
-        const RECENT: usize = 100;
-        for e in events {
-            if self.recent.len() == RECENT {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(e.clone());
         }
     }
 
@@ -208,9 +208,19 @@ pub struct Subscription {
     /// The compiled `FilterPolicy`, made once when it is set.
     #[serde(skip)]
     pub filter: Option<Arc<FilterPolicy>>,
+    /// Its ARN and endpoint as shared strings, made on first use: every
+    /// delivery's events carry them.
+    #[serde(skip)]
+    pub shared_names: std::sync::OnceLock<(Arc<str>, Arc<str>)>,
 }
 
 impl Subscription {
+    /// Its ARN and endpoint, shared (see `shared_names`).
+    pub fn names(&self) -> &(Arc<str>, Arc<str>) {
+        self.shared_names
+            .get_or_init(|| (self.arn.as_str().into(), self.endpoint.as_str().into()))
+    }
+
     pub fn raw(&self) -> bool {
         self.attributes
             .get("RawMessageDelivery")

@@ -61,8 +61,7 @@ fn required<'a>(value: &'a Option<String>, member: &str) -> Result<&'a str, SnsE
 /// The topic a `member` ARN names, in the caller's region.
 fn topic_key(ctx: &RequestContext, member: &str, arn: &Option<String>) -> Result<String, SnsError> {
     let arn = required(arn, member)?;
-    let parts = SnsArn::parse(member, arn)?;
-    if parts.region != ctx.region {
+    if SnsArn::region_of(member, arn)? != ctx.region {
         return Err(SnsError::invalid_parameter(member));
     }
     Ok(arn.to_string())

@@ -245,20 +245,58 @@ struct Published<'a> {
     /// Its `Timestamp` text, written only for an envelope: raw deliveries
     /// never need it.
     timestamp: std::cell::OnceCell<String>,
+    /// The topic's ARN and the message id as every step's event carries
+    /// them, made once for the whole fan-out.
+    topic_arn: Arc<str>,
+    shared_id: Arc<str>,
+    /// Where a delivered SQS message came from, for its history; the same
+    /// for every queue.
+    note: std::cell::OnceCell<Arc<str>>,
 }
 
-impl Published<'_> {
+impl<'a> Published<'a> {
+    fn new(
+        topic: &Topic,
+        checked: &'a Checked,
+        message_id: String,
+        sequence_number: Option<String>,
+        at_ms: u64,
+    ) -> Published<'a> {
+        Published {
+            checked,
+            shared_id: message_id.as_str().into(),
+            message_id,
+            sequence_number,
+            at_ms,
+            timestamp: Default::default(),
+            topic_arn: topic.arn.as_str().into(),
+            note: Default::default(),
+        }
+    }
+
     fn timestamp(&self) -> &str {
         self.timestamp.get_or_init(|| format_rfc3339(self.at_ms))
     }
 
+    fn note(&self) -> Arc<str> {
+        self.note
+            .get_or_init(|| {
+                format!(
+                    "from topic {}, SNS message {}",
+                    self.topic_arn, self.message_id
+                )
+                .into()
+            })
+            .clone()
+    }
+
     /// A step of this message's fan-out.
-    fn event(&self, topic: &Topic, kind: TopicEventKind, now: u64) -> TopicEvent {
+    fn event(&self, kind: TopicEventKind, now: u64) -> TopicEvent {
         TopicEvent {
             seq: 0,
             at_ms: now,
-            topic_arn: topic.arn.as_str().into(),
-            message_id: self.message_id.as_str().into(),
+            topic_arn: self.topic_arn.clone(),
+            message_id: self.shared_id.clone(),
             kind,
             subscription_arn: None,
             endpoint: None,
@@ -295,33 +333,13 @@ fn publish(
             key,
             (message_id.clone(), seq.clone(), now + DEDUP_WINDOW_MS),
         );
-        let fanout = plan(
-            sns,
-            ctx,
-            topic,
-            &Published {
-                checked,
-                message_id: message_id.clone(),
-                sequence_number: Some(seq.clone()),
-                at_ms: now,
-                timestamp: Default::default(),
-            },
-        );
+        let published = Published::new(topic, checked, message_id.clone(), Some(seq.clone()), now);
+        let fanout = plan(sns, ctx, topic, &published);
         return (message_id, Some(seq), fanout);
     }
     let message_id = uuid::Uuid::new_v4().to_string();
-    let fanout = plan(
-        sns,
-        ctx,
-        topic,
-        &Published {
-            checked,
-            message_id: message_id.clone(),
-            sequence_number: None,
-            at_ms: now,
-            timestamp: Default::default(),
-        },
-    );
+    let published = Published::new(topic, checked, message_id.clone(), None, now);
+    let fanout = plan(sns, ctx, topic, &published);
     (message_id, None, fanout)
 }
 
@@ -341,7 +359,7 @@ struct Fanout {
 struct QueueSend {
     /// Its steps' common part (topic, message, subscription, endpoint).
     step: TopicEvent,
-    queue_arn: String,
+    queue_arn: Arc<str>,
     /// `Err`: refused before it was sent (too many attributes for raw).
     delivery: Result<TopicDelivery, String>,
     /// The RedrivePolicy queue and what it gets should the send fail.
@@ -376,23 +394,17 @@ fn finish(
         None
     };
     let events: Vec<TopicEvent> = fanouts.into_iter().flat_map(|f| f.deliver(sns)).collect();
-    if events.is_empty() {
-        return;
-    }
-    let mut state = held.unwrap_or_else(|| sns.lock());
-    // The topic may have been deleted meanwhile: its steps still go out.
-    if let Some(topic) = state.topics.get_mut(arn) {
-        topic.remember(&events);
-    }
-    drop(state);
+    // A FIFO topic's steps go out under its lock, so they are numbered in
+    // SequenceNumber order too.
     sns.engine().topic_events(events);
+    drop(held);
 }
 
 /// Decides what `published` does at each subscription of `topic`.
 fn plan(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Published<'_>) -> Fanout {
     let now = sns.engine().now();
     let mut fanout = Fanout {
-        events: vec![published.event(topic, TopicEventKind::Published, now)],
+        events: vec![published.event(TopicEventKind::Published, now)],
         sends: Vec::new(),
     };
     plan_each(sns, ctx, topic, published, &mut fanout);
@@ -412,9 +424,10 @@ fn plan_each(
     let mut signatures: Vec<(String, String)> = Vec::new();
     for sub in topic.subscriptions.iter().filter(|s| !s.pending) {
         let step = |kind: TopicEventKind| {
-            let mut e = published.event(topic, kind, now);
-            e.subscription_arn = Some(sub.arn.as_str().into());
-            e.endpoint = Some(sub.endpoint.as_str().into());
+            let (arn, endpoint) = sub.names();
+            let mut e = published.event(kind, now);
+            e.subscription_arn = Some(arn.clone());
+            e.endpoint = Some(endpoint.clone());
             e
         };
         let text = published.checked.text_for(&sub.protocol);
@@ -599,11 +612,7 @@ fn queue_send(
     body: String,
     step: TopicEvent,
 ) -> QueueSend {
-    let note: Arc<str> = format!(
-        "from topic {}, SNS message {}",
-        topic.arn, published.message_id
-    )
-    .into();
+    let note = published.note();
     let raw = sub.raw();
     let attributes = if raw {
         sqs_attributes(&published.checked.attributes)
@@ -644,7 +653,7 @@ fn queue_send(
     };
     QueueSend {
         step,
-        queue_arn: sub.endpoint.clone(),
+        queue_arn: sub.names().1.clone(),
         delivery,
         dead_letter,
     }

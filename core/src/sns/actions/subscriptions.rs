@@ -282,6 +282,7 @@ impl SnsUnit for SubscribeRequest {
             token: pending.then(new_token),
             attributes: BTreeMap::new(),
             filter: None,
+            shared_names: Default::default(),
         };
         // The scope first, so the policy is checked under it.
         let mut attributes: Vec<(&String, &String)> = self.attributes.iter().collect();
