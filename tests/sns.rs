@@ -579,6 +579,44 @@ async fn a_subscription_whose_queue_is_gone_dead_letters_to_its_redrive_queue() 
     assert_eq!(envelope["Message"], "to nowhere");
 }
 
+/// A subscription keeps its queue between publishes; a queue deleted
+/// and made again under the same name must be the one that gets the next
+/// message, and nothing may go to the deleted one in between.
+#[tokio::test]
+async fn a_subscription_follows_its_queue_through_delete_and_recreate() {
+    let t = TestServer::start().await;
+    let sns = sns_client(&t.endpoint);
+    let arn = topic(&sns, "steady", &[]).await;
+    let first = t.create_queue("target").await;
+    subscribe(&sns, &arn, "target", &[("RawMessageDelivery", "true")]).await;
+    let publish = |text: &'static str| {
+        let sns = sns.clone();
+        let arn = arn.clone();
+        async move {
+            sns.publish()
+                .topic_arn(arn)
+                .message(text)
+                .send()
+                .await
+                .unwrap();
+        }
+    };
+    publish("one").await;
+    assert_eq!(t.receive_one(&first).await.body.as_deref(), Some("one"));
+    t.client
+        .delete_queue()
+        .queue_url(&first)
+        .send()
+        .await
+        .unwrap();
+    publish("lost").await;
+    let second = t.create_queue("target").await;
+    publish("two").await;
+    let got = t.receive(&second, 10).await;
+    let bodies: Vec<_> = got.iter().filter_map(|m| m.body.as_deref()).collect();
+    assert_eq!(bodies, ["two"], "only what was published after it was made");
+}
+
 #[tokio::test]
 async fn message_structure_json_and_batches() {
     let t = TestServer::start().await;

@@ -18,6 +18,7 @@
 //! them.
 
 pub mod api;
+pub mod arn;
 pub mod clock;
 pub mod engine;
 pub mod error;

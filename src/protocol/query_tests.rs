@@ -24,6 +24,8 @@ fn plain_pairs_read_as_form_urlencoded_reads_them() {
         b"bad=\xff\xfe&next=ok",
         b"plus=a+b&pct=%41%zz%&both=%2B+",
         b"name%3D=x%26y",
+        b"e=%C3%A9+%E2%82%AC&cut=%E2%82&bad=%FF%FE+x&raw=\xc3(",
+        b"%=%&%%=%2&+=+&a+b%2Bc=d%20e",
     ];
     for form in forms {
         let mut got = Params::new();

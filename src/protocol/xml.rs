@@ -460,6 +460,24 @@ pub(super) fn empty(out: &mut String, name: &str) {
     out.push_str("/>");
 }
 
+/// The bytes [`escape_text`] looks at: the escaped ones, C0 controls
+/// (tab and LF among them, which pass), and 0xEF (the lead byte of
+/// U+FFFE/U+FFFF).
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'&' as usize] = true;
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'"' as usize] = true;
+    table[0xEF] = true;
+    table
+};
+
 /// Escapes text the way AWS does: `& < > "` as entities and CR as `&#xD;`
 /// (an unescaped CR would be normalised to LF by the client's parser).
 /// Characters XML 1.0 cannot carry at all (NUL, most C0 controls, U+FFFE/F)
@@ -471,7 +489,10 @@ pub fn escape_text(out: &mut String, text: &str) {
     // the cuts fall on character boundaries.
     let bytes = text.as_bytes();
     let (mut copied, mut i) = (0, 0);
-    while i < bytes.len() {
+    // The scan for the next byte that may need work is a table lookup:
+    // most text has none, and this is every answer's inner loop.
+    while let Some(at) = bytes[i..].iter().position(|b| SPECIAL[*b as usize]) {
+        i += at;
         let (replacement, width) = match bytes[i] {
             b'&' => ("&amp;", 1),
             b'<' => ("&lt;", 1),

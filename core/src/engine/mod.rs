@@ -115,6 +115,25 @@ pub struct QueueKey {
     pub name: String,
 }
 
+/// Where something that sends to the same queue again and again (an SNS
+/// subscription) keeps it, so each send skips the ARN parse and the map
+/// lookup. Weak, so a deleted queue's memory is not held by a subscriber;
+/// a copy starts empty and resolves on its first use.
+#[derive(Default)]
+pub struct QueueSlot(parking_lot::Mutex<std::sync::Weak<Queue>>);
+
+impl Clone for QueueSlot {
+    fn clone(&self) -> Self {
+        QueueSlot::default()
+    }
+}
+
+impl std::fmt::Debug for QueueSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueueSlot")
+    }
+}
+
 impl QueueKey {
     pub fn arn(&self) -> String {
         format!("arn:aws:sqs:{}:{}:{}", self.region, self.account, self.name)
@@ -123,7 +142,7 @@ impl QueueKey {
     /// Parses `arn:<partition>:sqs:<region>:<account>:<name>`.
     pub fn from_arn(arn: &str) -> Option<QueueKey> {
         // Exactly six parts; no Vec, as every SNS delivery resolves one.
-        let mut parts = arn.split(':');
+        let mut parts = crate::arn::fields(arn);
         let mut next = || parts.next();
         let six = [next()?, next()?, next()?, next()?, next()?, next()?];
         if parts.next().is_some() {
@@ -437,6 +456,18 @@ impl Engine {
 
     pub(crate) fn queue_by_arn(&self, arn: &str) -> Option<Arc<Queue>> {
         self.queue_by_key(&QueueKey::from_arn(arn)?)
+    }
+
+    /// The live queue `arn` names, through `slot`: looked up only when the
+    /// slot is empty or its queue has been deleted since.
+    pub(crate) fn queue_by_arn_cached(&self, arn: &str, slot: &QueueSlot) -> Option<Arc<Queue>> {
+        let mut cached = slot.0.lock();
+        if let Some(queue) = cached.upgrade().filter(|q| !q.is_deleted()) {
+            return Some(queue);
+        }
+        let queue = self.queue_by_arn(arn).filter(|q| !q.is_deleted())?;
+        *cached = Arc::downgrade(&queue);
+        Some(queue)
     }
 
     /// The URL of a queue as this caller reaches us: the plain form for

@@ -41,13 +41,13 @@ impl SnsArn {
 
     /// Region, account, name and id (the last one optional), borrowed.
     fn split<'a>(member: &str, arn: &'a str) -> Result<([&'a str; 3], Option<&'a str>), SnsError> {
-        let count = arn.split(':').count();
+        let count = crate::arn::fields(arn).count();
         if count < 6 {
             return Err(SnsError::invalid_parameter(format!(
                 "{member} Reason: An ARN must have at least 6 elements, not {count}"
             )));
         }
-        let mut parts = arn.split(':');
+        let mut parts = crate::arn::fields(arn);
         let (arn_word, _, service) = (parts.next(), parts.next(), parts.next());
         if arn_word != Some("arn") || service != Some("sns") {
             return Err(SnsError::invalid_parameter(member));
@@ -212,6 +212,9 @@ pub struct Subscription {
     /// delivery's events carry them.
     #[serde(skip)]
     pub shared_names: std::sync::OnceLock<(Arc<str>, Arc<str>)>,
+    /// An `sqs` subscription's queue, once found.
+    #[serde(skip)]
+    pub queue: crate::engine::QueueSlot,
 }
 
 impl Subscription {

@@ -37,6 +37,23 @@ pub fn decode(action: SnsAction, params: Params) -> Result<SnsRequest, SnsError>
 /// a string). `Action` and `Version` are dropped; other unknown names pass
 /// through and serde ignores them.
 pub fn to_json(params: Params) -> Result<Value, SnsError> {
+    // Most requests name scalars only (every Publish without attributes):
+    // their document is the pairs themselves, with no tree to build.
+    let flat = params
+        .iter()
+        .all(|(k, _)| !k.contains('.') && matches!(rule(k), Rule::Scalar));
+    if flat {
+        let members = params
+            .into_iter()
+            .filter(|(k, _)| k != "Action" && k != "Version")
+            .map(|(k, v)| (k, Value::String(v)));
+        return Ok(Value::Object(members.collect()));
+    }
+    to_json_by_tree(params)
+}
+
+/// [`to_json`] for any parameters.
+fn to_json_by_tree(params: Params) -> Result<Value, SnsError> {
     let mut root = Node::default();
     for (key, value) in params {
         let too_deep = key.bytes().filter(|b| *b == b'.').count() >= MAX_SEGMENTS;
@@ -150,7 +167,8 @@ fn cut(text: &str) -> String {
 fn structure(node: Node, prefix: &str) -> Result<Map<String, Value>, SnsError> {
     let mut out = Map::new();
     for (wire, mut child) in node.children {
-        let path = format!("{prefix}{wire}");
+        // Named only for errors in collections: most names are scalars.
+        let path = || format!("{prefix}{wire}");
         let json = match rule(&wire) {
             Rule::Scalar => match child.value {
                 Some(v) => Value::String(v),
@@ -158,6 +176,7 @@ fn structure(node: Node, prefix: &str) -> Result<Map<String, Value>, SnsError> {
                 None => continue,
             },
             Rule::List => {
+                let path = path();
                 // A bare value is the one member, except empty: botocore's
                 // form of an empty list (`TagKeys=`).
                 let bare = child.value.take().filter(|v| !v.is_empty());
@@ -170,6 +189,7 @@ fn structure(node: Node, prefix: &str) -> Result<Map<String, Value>, SnsError> {
                 Value::Array(list)
             }
             Rule::Map => {
+                let path = path();
                 let mut map = Map::new();
                 for (index, mut item) in child.items("entry", &path)? {
                     let key = item
@@ -181,6 +201,7 @@ fn structure(node: Node, prefix: &str) -> Result<Map<String, Value>, SnsError> {
                 Value::Object(map)
             }
             Rule::AttributeMap => {
+                let path = path();
                 let mut map = Map::new();
                 for (index, mut item) in child.items("entry", &path)? {
                     let name = item
@@ -194,6 +215,7 @@ fn structure(node: Node, prefix: &str) -> Result<Map<String, Value>, SnsError> {
                 Value::Object(map)
             }
             Rule::StructList => {
+                let path = path();
                 let mut list = Vec::new();
                 for (index, item) in child.items("member", &path)? {
                     list.push(Value::Object(structure(
@@ -224,4 +246,30 @@ fn attribute_value(mut node: Node) -> Map<String, Value> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod flat_tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn flat_forms_read_as_the_tree_reads_them() {
+        let forms = [
+            params(&[]),
+            params(&[("Action", "Publish"), ("TopicArn", "arn"), ("Message", "m")]),
+            params(&[("Message", "first"), ("Message", "second"), ("", "x")]),
+            params(&[("Version", "2010-03-31"), ("Subject", ""), ("Name", "t")]),
+        ];
+        for form in forms {
+            let fast = to_json(form.clone()).unwrap();
+            assert_eq!(fast, to_json_by_tree(form).unwrap());
+        }
+    }
 }

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use retsu_core::sns::api::{SnsAction, SnsResponse};
+use retsu_core::sns::api::{PublishResult, SnsAction, SnsResponse};
 use retsu_core::sns::error::SnsError;
 
 use crate::protocol::xml::{close, element, empty, open, scalar};
@@ -141,7 +141,12 @@ pub fn encode_response(response: &SnsResponse, request_id: &str) -> String {
         out.push_str(op);
         out.push_str("Result>");
         let members = out.len();
-        write_fields(&mut out, fields, &response.to_json());
+        match response {
+            // Every publish's answer: written from its fields, skipping the
+            // JSON rendering (the same elements as the table's, by test).
+            SnsResponse::Publish(result) => write_publish(&mut out, result),
+            _ => write_fields(&mut out, fields, &response.to_json()),
+        }
         if out.len() == members {
             out.truncate(start);
             out.push('<');
@@ -176,6 +181,14 @@ pub fn encode_error(error: &SnsError, request_id: &str) -> String {
     element(&mut out, "RequestId", request_id);
     out.push_str("</ErrorResponse>");
     out
+}
+
+/// [`PUBLISH`]'s members of `result`.
+fn write_publish(out: &mut String, result: &PublishResult) {
+    element(out, "MessageId", &result.message_id);
+    if let Some(sequence) = &result.sequence_number {
+        element(out, "SequenceNumber", sequence);
+    }
 }
 
 fn write_fields(out: &mut String, fields: &[Field], value: &Value) {
@@ -232,4 +245,25 @@ fn wrapped<T>(
 #[cfg(test)]
 pub(super) fn has_result(action: SnsAction) -> bool {
     result_shape(action).is_some()
+}
+
+#[cfg(test)]
+mod publish_tests {
+    use super::*;
+
+    #[test]
+    fn publish_answer_has_the_tables_elements() {
+        for sequence_number in [None, Some("10000000000000000001".to_string())] {
+            let result = PublishResult {
+                message_id: "a&b<c>\"d".into(),
+                sequence_number,
+            };
+            let mut direct = String::new();
+            write_publish(&mut direct, &result);
+            let mut by_table = String::new();
+            let json = SnsResponse::Publish(result).to_json();
+            write_fields(&mut by_table, PUBLISH, &json);
+            assert_eq!(direct, by_table);
+        }
+    }
 }

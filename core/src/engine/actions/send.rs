@@ -363,8 +363,17 @@ impl Engine {
         queue_arn: &str,
         delivery: TopicDelivery,
     ) -> Result<SendMessageResult, SqsError> {
-        let queue = self
-            .queue_by_arn(queue_arn)
+        self.deliver_into(self.queue_by_arn(queue_arn), delivery)
+    }
+
+    /// [`Engine::deliver`] into a queue already looked up (`None`: there
+    /// was none).
+    pub(crate) fn deliver_into(
+        &self,
+        queue: Option<Arc<Queue>>,
+        delivery: TopicDelivery,
+    ) -> Result<SendMessageResult, SqsError> {
+        let queue = queue
             .filter(|q| !q.is_deleted())
             .ok_or_else(SqsError::queue_does_not_exist)?;
         let ctx = RequestContext {

@@ -281,11 +281,14 @@ impl<'a> Published<'a> {
     fn note(&self) -> Arc<str> {
         self.note
             .get_or_init(|| {
-                format!(
-                    "from topic {}, SNS message {}",
-                    self.topic_arn, self.message_id
-                )
-                .into()
+                // Pushed, not format!ed: it is made on every publish.
+                let (head, middle) = ("from topic ", ", SNS message ");
+                let size = head.len() + self.topic_arn.len() + middle.len() + self.message_id.len();
+                let mut note = String::with_capacity(size);
+                for part in [head, &self.topic_arn, middle, &self.message_id] {
+                    note.push_str(part);
+                }
+                note.into()
             })
             .clone()
     }
@@ -360,6 +363,8 @@ struct QueueSend {
     /// Its steps' common part (topic, message, subscription, endpoint).
     step: TopicEvent,
     queue_arn: Arc<str>,
+    /// The queue, looked up when the fan-out was planned.
+    queue: Option<Arc<crate::engine::Queue>>,
     /// `Err`: refused before it was sent (too many attributes for raw).
     delivery: Result<TopicDelivery, String>,
     /// The RedrivePolicy queue and what it gets should the send fail.
@@ -499,7 +504,7 @@ fn plan_each(
             let step = step(TopicEventKind::Delivered);
             fanout
                 .sends
-                .push(queue_send(ctx, topic, sub, published, body, step));
+                .push(queue_send(sns, ctx, topic, sub, published, body, step));
         } else {
             post(sns, ctx, topic, sub, published, body);
         }
@@ -605,6 +610,7 @@ fn sqs_attributes(
 /// The delivery of `body` into the subscription's queue (and, should it
 /// fail, into its dead-letter queue), to be made by [`QueueSend::make`].
 fn queue_send(
+    sns: &Sns,
     ctx: &RequestContext,
     topic: &Topic,
     sub: &Subscription,
@@ -654,6 +660,7 @@ fn queue_send(
     QueueSend {
         step,
         queue_arn: sub.names().1.clone(),
+        queue: sns.engine().queue_by_arn_cached(&sub.endpoint, &sub.queue),
         delivery,
         dead_letter,
     }
@@ -684,7 +691,7 @@ impl QueueSend {
             let copies = std::iter::repeat_n(delivery, 1 + shape.duplicates as usize);
             let mut made = 0;
             for (n, delivery) in copies.enumerate() {
-                match sns.engine().deliver(&self.queue_arn, delivery) {
+                match sns.engine().deliver_into(self.queue.clone(), delivery) {
                     Ok(sent) => {
                         let mut e = step(TopicEventKind::Delivered);
                         e.delivered_as = Some(sent.message_id.0);

@@ -283,6 +283,7 @@ impl SnsUnit for SubscribeRequest {
             attributes: BTreeMap::new(),
             filter: None,
             shared_names: Default::default(),
+            queue: Default::default(),
         };
         // The scope first, so the policy is checked under it.
         let mut attributes: Vec<(&String, &String)> = self.attributes.iter().collect();
