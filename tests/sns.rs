@@ -617,6 +617,51 @@ async fn a_subscription_follows_its_queue_through_delete_and_recreate() {
     assert_eq!(bodies, ["two"], "only what was published after it was made");
 }
 
+/// AWS's quota of 200 subscriptions with a filter policy per topic, at
+/// Subscribe and at SetSubscriptionAttributes; removing one makes room.
+#[tokio::test]
+async fn a_topic_takes_at_most_200_filter_policies() {
+    let t = TestServer::start().await;
+    let sns = sns_client(&t.endpoint);
+    let arn = topic(&sns, "busy", &[]).await;
+    let policy = r#"{"kind":["order"]}"#;
+    let mut filtered = Vec::new();
+    for i in 0..200 {
+        let queue = format!("filtered-{i}");
+        filtered.push(subscribe(&sns, &arn, &queue, &[("FilterPolicy", policy)]).await);
+    }
+    let refused = sns
+        .subscribe()
+        .topic_arn(&arn)
+        .protocol("sqs")
+        .endpoint(queue_arn("one-too-many"))
+        .attributes("FilterPolicy", policy)
+        .send()
+        .await
+        .unwrap_err();
+    let err = refused.into_service_error();
+    assert!(err.is_filter_policy_limit_exceeded_exception(), "{err:?}");
+    // Without a policy it is taken, and cannot be given one afterwards.
+    let plain = subscribe(&sns, &arn, "plain", &[]).await;
+    let set_policy = |sub: String, value: &'static str| {
+        sns.set_subscription_attributes()
+            .subscription_arn(sub)
+            .attribute_name("FilterPolicy")
+            .attribute_value(value)
+            .send()
+    };
+    let err = set_policy(plain.clone(), policy).await.unwrap_err();
+    assert!(err
+        .into_service_error()
+        .is_filter_policy_limit_exceeded_exception());
+    // A subscription that has one may change it.
+    set_policy(filtered[0].clone(), r#"{"kind":["refund"]}"#)
+        .await
+        .unwrap();
+    set_policy(filtered[1].clone(), "").await.unwrap();
+    set_policy(plain, policy).await.unwrap();
+}
+
 #[tokio::test]
 async fn message_structure_json_and_batches() {
     let t = TestServer::start().await;

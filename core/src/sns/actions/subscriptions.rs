@@ -132,6 +132,48 @@ fn sqs_arn(arn: &str) -> bool {
 }
 
 /// Sets one attribute on `sub`, validated as AWS validates it.
+/// AWS's quotas on subscriptions with a filter policy: per topic, and per
+/// account (across the regions this server serves, which AWS counts apart;
+/// a test suite never gets near either).
+const FILTER_POLICIES_PER_TOPIC: usize = 200;
+const FILTER_POLICIES_PER_ACCOUNT: usize = 10_000;
+
+/// Refuses one more filter policy on `topic_arn` once a quota is reached.
+fn filter_policy_quota(state: &crate::sns::State, topic_arn: &str) -> Result<(), SnsError> {
+    let filtered = |t: &super::super::model::Topic| {
+        t.subscriptions
+            .iter()
+            .filter(|s| s.filter.is_some())
+            .count()
+    };
+    let topic = &state.topics[topic_arn];
+    if filtered(topic) >= FILTER_POLICIES_PER_TOPIC {
+        return Err(filter_policy_limit(format!(
+            "a topic can have at most {FILTER_POLICIES_PER_TOPIC} subscriptions with a filter policy"
+        )));
+    }
+    let in_account: usize = state
+        .topics
+        .values()
+        .filter(|t| t.account == topic.account)
+        .map(filtered)
+        .sum();
+    if in_account >= FILTER_POLICIES_PER_ACCOUNT {
+        return Err(filter_policy_limit(format!(
+            "an account can have at most {FILTER_POLICIES_PER_ACCOUNT} subscriptions with a filter policy"
+        )));
+    }
+    Ok(())
+}
+
+fn filter_policy_limit(why: String) -> SnsError {
+    SnsError::new(
+        "FilterPolicyLimitExceeded",
+        403,
+        format!("Filter policy limit exceeded: {why}"),
+    )
+}
+
 fn set_attribute(
     sub: &mut Subscription,
     topic_fifo: bool,
@@ -333,6 +375,10 @@ impl SnsUnit for SubscribeRequest {
                 &token,
             );
         }
+        if candidate.filter.is_some() {
+            filter_policy_quota(&state, &arn)?;
+        }
+        let topic = topic_mut(&mut state, &arn)?;
         let sub_arn = candidate.arn.clone();
         topic.subscriptions.push(candidate);
         state.subscription_topics.insert(sub_arn, arn);
@@ -520,6 +566,14 @@ impl SnsUnit for SetSubscriptionAttributesRequest {
         let mut state = sns.lock();
         let (topic_arn, index) =
             find_subscription(&state, "SubscriptionArn", &self.subscription_arn)?;
+        let adds_filter = name == "FilterPolicy"
+            && !value.is_empty()
+            && state.topics[&topic_arn].subscriptions[index]
+                .filter
+                .is_none();
+        if adds_filter {
+            filter_policy_quota(&state, &topic_arn)?;
+        }
         let topic = state.topics.get_mut(&topic_arn).expect("indexed");
         let fifo = topic.fifo;
         set_attribute(&mut topic.subscriptions[index], fifo, name, &value, false)?;
