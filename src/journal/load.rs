@@ -1,6 +1,7 @@
 //! Loading a data directory into a new engine at start.
 
 use super::schema::state_of;
+use crate::engine::SenderId;
 use super::*;
 
 impl Journal {
@@ -105,7 +106,7 @@ impl Journal {
         let mut rows = stmt.query([]).map_err(err)?;
         let mut count = 0;
         // Senders are few: share one string per sender, as in memory.
-        let mut senders: HashMap<String, Arc<str>> = HashMap::new();
+        let mut senders: HashMap<String, SenderId> = HashMap::new();
         let mut groups: HashMap<String, Arc<str>> = HashMap::new();
         while let Some(r) = rows.next().map_err(err)? {
             let id: Vec<u8> = r.get(2).map_err(err)?;
@@ -123,7 +124,7 @@ impl Journal {
             let sender: String = r.get(7).map_err(err)?;
             let sender_id = senders
                 .entry(sender)
-                .or_insert_with_key(|s| Arc::from(s.as_str()))
+                .or_insert_with_key(|s| SenderId::new(s))
                 .clone();
             let group: Option<String> = r.get(12).map_err(err)?;
             let group_id = group.map(|g| {
@@ -134,30 +135,36 @@ impl Journal {
             });
             let sequence: Option<String> = r.get(14).map_err(err)?;
             let source: Option<String> = r.get(15).map_err(err)?;
-            let message = StoredMessage {
-                message_id: Uuid::from_slice(&id).unwrap_or_default(),
-                body: r.get(3).map_err(err)?,
-                body_md5: md5.try_into().unwrap_or_default(),
+            let body: String = r.get(3).map_err(err)?;
+            let sent_ms = r.get::<_, i64>(8).map_err(err)? as u64;
+            let mut message = StoredMessage::new(
+                Uuid::from_slice(&id).unwrap_or_default(),
+                body,
+                md5.try_into().unwrap_or_default(),
                 attributes,
                 sender_id,
-                sent_ms: r.get::<_, i64>(8).map_err(err)? as u64,
-                enqueued_ms: r.get::<_, i64>(9).map_err(err)? as u64,
-                first_receive_ms: r.get::<_, Option<i64>>(10).map_err(err)?.map(|v| v as u64),
-                receive_count: r.get::<_, i64>(11).map_err(err)? as u32,
-                optional: OptionalFields {
+                OptionalFields {
                     trace_header: r.get(6).map_err(err)?,
                     group_id,
                     dedup_id: r.get(13).map_err(err)?,
                     sequence_number: sequence.and_then(|s| s.parse().ok()),
                     dead_letter_source_arn: source.map(Arc::from),
-                }
-                .boxed(),
-                state: state_of(r.get(16).map_err(err)?, r.get(17).map_err(err)?),
-                nonce: r.get::<_, i64>(18).map_err(err)? as u64,
-                received_ms: r.get::<_, i64>(19).map_err(err)? as u64,
-                visible_since: r.get::<_, i64>(20).map_err(err)? as u64,
-                order: r.get::<_, i64>(21).map_err(err)? as u64,
-            };
+                    enqueued_ms: None,
+                },
+            );
+            message.sent_ms = sent_ms;
+            message.set_enqueued_ms(r.get::<_, i64>(9).map_err(err)? as u64);
+            message.set_first_receive_ms(
+                r.get::<_, Option<i64>>(10).map_err(err)?.map(|v| v as u64),
+            );
+            message.receive_count = r.get::<_, i64>(11).map_err(err)? as u32;
+            message.restore_state(
+                state_of(r.get(16).map_err(err)?, r.get(17).map_err(err)?),
+                r.get::<_, i64>(19).map_err(err)? as u64,
+                r.get::<_, i64>(20).map_err(err)? as u64,
+            );
+            message.nonce = r.get::<_, i64>(18).map_err(err)? as u64;
+            message.order = r.get::<_, i64>(21).map_err(err)? as u64;
             let (uid, slot) = (
                 r.get::<_, i64>(0).map_err(err)? as u64,
                 r.get::<_, i64>(1).map_err(err)? as u64,

@@ -127,8 +127,8 @@ fn commit(
                     c.0 = c.0.max(slot + 1);
                     c.1 = c.1.max(m.nonce + 1);
                     c.2 = c.2.max(m.sequence_number().unwrap_or(0));
-                    let (state, until) = state_columns(m.state);
-                    let first = m.first_receive_ms.map(|v| v as i64);
+                    let (state, until) = state_columns(m.state());
+                    let first = m.first_receive_ms().map(|v| v as i64);
                     let changed = if *new {
                         0
                     } else {
@@ -140,25 +140,25 @@ fn commit(
                             state,
                             until,
                             m.nonce as i64,
-                            m.received_ms as i64,
-                            m.visible_since as i64,
+                            m.received_ms() as i64,
+                            m.visible_since() as i64,
                             m.order as i64,
                         ])?
                     };
                     if changed == 0 {
-                        let attributes = (!m.attributes.is_empty())
-                            .then(|| serde_json::to_string(&m.attributes).unwrap_or_default());
+                        let attributes = (!m.attributes().is_empty())
+                            .then(|| serde_json::to_string(m.attributes()).unwrap_or_default());
                         insert.execute(params![
                             *queue_uid as i64,
                             *slot as i64,
                             m.message_id.as_bytes().as_slice(),
-                            m.body,
+                            &*m.body,
                             m.body_md5.as_slice(),
                             attributes,
                             m.trace_header(),
                             &*m.sender_id,
                             m.sent_ms as i64,
-                            m.enqueued_ms as i64,
+                            m.enqueued_ms() as i64,
                             first,
                             m.receive_count,
                             m.group_id().map(|g| &**g),
@@ -168,8 +168,8 @@ fn commit(
                             state,
                             until,
                             m.nonce as i64,
-                            m.received_ms as i64,
-                            m.visible_since as i64,
+                            m.received_ms() as i64,
+                            m.visible_since() as i64,
                             m.order as i64,
                         ])?;
                     }

@@ -34,7 +34,7 @@ impl Engine {
         let Some(original) = state.store.get(receipt.slot) else {
             return false;
         };
-        let State::InFlight(until) = original.state else {
+        let State::InFlight(until) = original.state() else {
             return false;
         };
         if original.nonce != receipt.nonce {

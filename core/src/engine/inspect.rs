@@ -113,7 +113,7 @@ pub struct Restored {
 }
 
 fn peeked(m: &StoredMessage, retention_ms: u64) -> PeekedMessage {
-    let (state, visible_at_ms) = match m.state {
+    let (state, visible_at_ms) = match m.state() {
         State::Available => (PeekedState::Available, None),
         State::InFlight(until) => (PeekedState::InFlight, Some(until)),
         State::Delayed(until) => (PeekedState::Delayed, Some(until)),
@@ -121,14 +121,14 @@ fn peeked(m: &StoredMessage, retention_ms: u64) -> PeekedMessage {
     PeekedMessage {
         message_id: m.message_id.to_string(),
         state,
-        body: m.body.clone(),
+        body: m.body.to_string(),
         md5_of_body: hex(&m.body_md5),
-        message_attributes: m.attributes.clone(),
+        message_attributes: m.attributes().clone(),
         receive_count: m.receive_count,
         sent_ms: m.sent_ms,
-        enqueued_ms: m.enqueued_ms,
-        expires_ms: m.enqueued_ms.saturating_add(retention_ms),
-        first_receive_ms: m.first_receive_ms,
+        enqueued_ms: m.enqueued_ms(),
+        expires_ms: m.enqueued_ms().saturating_add(retention_ms),
+        first_receive_ms: m.first_receive_ms(),
         visible_at_ms,
         group_id: m.group_id().map(|g| g.to_string()),
         dedup_id: m.dedup_id().map(String::from),
@@ -365,16 +365,12 @@ impl Engine {
             group_id: message.group_id().filter(|_| fifo).cloned(),
             dedup_id: message.dedup_id().filter(|_| fifo).map(String::from),
             dead_letter_source_arn: None,
+            enqueued_ms: None,
         };
-        let restored = StoredMessage {
-            receive_count: 0,
-            first_receive_ms: None,
-            enqueued_ms: now,
-            optional: optional.boxed(),
-            nonce: 0,
-            received_ms: 0,
-            ..message
-        };
+        let mut restored = message;
+        restored.optional = optional.boxed();
+        restored.forget_receives();
+        restored.set_enqueued_ms(now);
         state
             .store
             .insert(restored, now, now, Transition::RestoredIn);

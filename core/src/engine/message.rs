@@ -49,27 +49,70 @@ pub enum Transition {
     Duplicated,
 }
 
+/// The account that sent a message. Senders are few (mostly a queue's
+/// owner), so one string is shared per sender, behind a thin pointer: a
+/// stored message's fields fit the allocator's 128-byte size class only
+/// with every one of them as small as it can be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderId(Arc<Box<str>>);
+
+impl SenderId {
+    pub fn new(account: &str) -> SenderId {
+        SenderId(Arc::new(Box::from(account)))
+    }
+}
+
+impl std::ops::Deref for SenderId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Where a message is, without its time (kept beside it, see
+/// [`StoredMessage::state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StateKind {
+    Delayed,
+    Available,
+    InFlight,
+}
+
+/// No receive yet (`first_receive_ms`).
+const NEVER: u64 = u64::MAX;
+
+static NO_ATTRIBUTES: MessageAttributes = MessageAttributes::new();
+
 /// A stored message.
+///
+/// Every stored message is its own allocation, so its size is most of
+/// what a message costs beyond its body: the fields are laid out to fit
+/// 128 bytes (a test pins it, `store/tests.rs`). What only some messages
+/// carry sits in [`OptionalFields`]; attributes are boxed when present;
+/// a state's time and the time that matters in it share words (see
+/// [`StoredMessage::state`]). Read the packed fields through the
+/// accessors.
 #[derive(Debug, Clone)]
 pub struct StoredMessage {
     pub message_id: Uuid,
-    pub body: String,
+    pub body: Box<str>,
     pub body_md5: [u8; 16],
-    pub attributes: MessageAttributes,
-    pub sender_id: Arc<str>,
+    attributes: Option<Box<MessageAttributes>>,
+    pub sender_id: SenderId,
     pub sent_ms: u64,
-    /// Retention counts from here (kept by a standard DLQ, reset by FIFO).
-    pub enqueued_ms: u64,
-    pub first_receive_ms: Option<u64>,
-    pub receive_count: u32,
-    pub state: State,
+    /// [`NEVER`] until the first receive.
+    first_receive_ms: u64,
+    /// Delayed: when the delay ends. In flight: when the visibility
+    /// timeout ends. Available: when the latest receive happened (0 for
+    /// none), kept for a change of visibility that puts it back in flight.
+    until_ms: u64,
+    /// In flight: when the latest receive happened (the 12-hour
+    /// visibility cap). Otherwise: when the message last became visible
+    /// (send time plus delay, or the moment its visibility ended), which
+    /// ranks FIFO groups and is not needed in flight.
+    since_ms: u64,
     /// Nonce of the latest receive; a handle naming another nonce is stale.
     pub nonce: u64,
-    /// When the latest receive happened (the 12-hour visibility cap).
-    pub received_ms: u64,
-    /// Set by the store: when the message last became visible (send time
-    /// plus delay, or the moment its visibility ended). Ranks FIFO groups.
-    pub visible_since: u64,
     /// Set by the store from one counter: stamped when the message is
     /// stored and again each time it is delivered, so it orders messages
     /// that became visible at the same instant, and in-flight deadlines.
@@ -77,12 +120,16 @@ pub struct StoredMessage {
     /// What most messages lack, boxed (see [`OptionalFields`]); `None` when all of
     /// it is absent. Read through the accessors below.
     pub optional: Option<Box<OptionalFields>>,
+    pub receive_count: u32,
+    kind: StateKind,
 }
 
 /// The fields only some messages carry: FIFO's group, deduplication id and
-/// sequence number, a dead-letter source, an X-Ray trace header. Kept out
-/// of line, so a plain standard message fits a smaller allocation: every
-/// stored message is new memory (BENCHMARKS.md, "Memory", has the sizes).
+/// sequence number, a dead-letter source, an X-Ray trace header, and an
+/// enqueue time other than the send time (a FIFO dead-letter queue's).
+/// Kept out of line, so a plain standard message fits a smaller
+/// allocation: every stored message is new memory (BENCHMARKS.md,
+/// "Memory", has the sizes).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OptionalFields {
     pub trace_header: Option<String>,
@@ -90,6 +137,8 @@ pub struct OptionalFields {
     pub dedup_id: Option<String>,
     pub sequence_number: Option<u128>,
     pub dead_letter_source_arn: Option<Arc<str>>,
+    /// Retention counts from here when it is not the send time.
+    pub enqueued_ms: Option<u64>,
 }
 
 impl OptionalFields {
@@ -100,6 +149,149 @@ impl OptionalFields {
 }
 
 impl StoredMessage {
+    /// A message as a send makes it: available, never received, its
+    /// times and order set when the store takes it.
+    pub fn new(
+        message_id: Uuid,
+        body: impl Into<Box<str>>,
+        body_md5: [u8; 16],
+        attributes: MessageAttributes,
+        sender_id: SenderId,
+        optional: OptionalFields,
+    ) -> StoredMessage {
+        StoredMessage {
+            message_id,
+            body: body.into(),
+            body_md5,
+            attributes: (!attributes.is_empty()).then(|| Box::new(attributes)),
+            sender_id,
+            sent_ms: 0,
+            first_receive_ms: NEVER,
+            until_ms: 0,
+            since_ms: 0,
+            nonce: 0,
+            order: 0,
+            optional: optional.boxed(),
+            receive_count: 0,
+            kind: StateKind::Available,
+        }
+    }
+
+    pub fn attributes(&self) -> &MessageAttributes {
+        self.attributes.as_deref().unwrap_or(&NO_ATTRIBUTES)
+    }
+
+    pub fn state(&self) -> State {
+        match self.kind {
+            StateKind::Delayed => State::Delayed(self.until_ms),
+            StateKind::Available => State::Available,
+            StateKind::InFlight => State::InFlight(self.until_ms),
+        }
+    }
+
+    /// Sets the state, keeping the latest receive's time across it (see
+    /// the fields). A new receive goes through [`StoredMessage::receive`].
+    pub fn set_state(&mut self, state: State) {
+        let received = self.received_ms();
+        match state {
+            State::Delayed(until) => {
+                (self.kind, self.until_ms) = (StateKind::Delayed, until);
+            }
+            State::Available => {
+                if self.kind == StateKind::InFlight {
+                    // The visible-since time the caller sets next takes
+                    // this word's place.
+                    self.since_ms = 0;
+                }
+                (self.kind, self.until_ms) = (StateKind::Available, received);
+            }
+            State::InFlight(until) => {
+                (self.kind, self.until_ms, self.since_ms) = (StateKind::InFlight, until, received);
+            }
+        }
+    }
+
+    /// In flight until `until`, received at `now`.
+    pub fn receive(&mut self, now: u64, until: u64) {
+        (self.kind, self.until_ms, self.since_ms) = (StateKind::InFlight, until, now);
+        if self.first_receive_ms == NEVER {
+            self.first_receive_ms = now;
+        }
+    }
+
+    /// A restored message's state and times, as the journal keeps them.
+    pub fn restore_state(&mut self, state: State, received_ms: u64, visible_since: u64) {
+        (self.kind, self.until_ms, self.since_ms) = match state {
+            State::Delayed(until) => (StateKind::Delayed, until, visible_since),
+            State::Available => (StateKind::Available, received_ms, visible_since),
+            State::InFlight(until) => (StateKind::InFlight, until, received_ms),
+        };
+    }
+
+    /// Forgets every receive, for a message that arrives somewhere as a
+    /// new one (its state and times are set when the store takes it).
+    pub fn forget_receives(&mut self) {
+        self.receive_count = 0;
+        self.first_receive_ms = NEVER;
+        self.nonce = 0;
+        (self.kind, self.until_ms, self.since_ms) = (StateKind::Available, 0, 0);
+    }
+
+    pub fn first_receive_ms(&self) -> Option<u64> {
+        (self.first_receive_ms != NEVER).then_some(self.first_receive_ms)
+    }
+
+    pub fn set_first_receive_ms(&mut self, at: Option<u64>) {
+        self.first_receive_ms = at.unwrap_or(NEVER);
+    }
+
+    /// When the latest receive happened (0: none, or lost to a delay).
+    pub fn received_ms(&self) -> u64 {
+        match self.kind {
+            StateKind::InFlight => self.since_ms,
+            StateKind::Available => self.until_ms,
+            StateKind::Delayed => 0,
+        }
+    }
+
+    /// When the message last became visible: meaningful out of flight only.
+    pub fn visible_since(&self) -> u64 {
+        if self.kind == StateKind::InFlight {
+            0
+        } else {
+            self.since_ms
+        }
+    }
+
+    /// Sets when the message became visible (out of flight only).
+    pub fn set_visible_since(&mut self, at: u64) {
+        debug_assert!(self.kind != StateKind::InFlight);
+        self.since_ms = at;
+    }
+
+    /// Retention counts from here (kept by a standard DLQ, reset by FIFO).
+    pub fn enqueued_ms(&self) -> u64 {
+        self.optional
+            .as_ref()
+            .and_then(|o| o.enqueued_ms)
+            .unwrap_or(self.sent_ms)
+    }
+
+    /// Sets when retention counts from; call before the store indexes the
+    /// message (its age index is keyed by this time).
+    pub fn set_enqueued_ms(&mut self, at: u64) {
+        if at == self.sent_ms {
+            if let Some(o) = self.optional.as_deref_mut() {
+                o.enqueued_ms = None;
+                if *o == OptionalFields::default() {
+                    self.optional = None;
+                }
+            }
+        } else {
+            self.optional_mut().enqueued_ms = Some(at);
+        }
+    }
+
     pub fn trace_header(&self) -> Option<&str> {
         self.optional.as_ref()?.trace_header.as_deref()
     }

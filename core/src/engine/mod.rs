@@ -61,7 +61,7 @@ pub use checksum::{md5_of_attribute_map, md5_of_body};
 pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,
 };
-pub use message::{OptionalFields, State, StoredMessage, Transition};
+pub use message::{OptionalFields, SenderId, State, StoredMessage, Transition};
 pub use queue::Queue;
 pub use store::PeekStates;
 

@@ -15,7 +15,7 @@ use super::attributes::QueueSettings;
 use super::events::{EventBus, Wakes};
 use super::receipt::ReceiptKey;
 use super::store::{ExtensionFlags, MessageStore};
-use super::QueueKey;
+use super::{QueueKey, SenderId};
 use crate::clock::Clock;
 
 /// How long FIFO deduplication ids and receive attempt ids are remembered.
@@ -35,7 +35,7 @@ pub struct Queue {
     key_arc: Arc<QueueKey>,
     /// The owning account, shared as the `SenderId` of the messages it
     /// sends (one allocation per queue instead of one per message).
-    owner: Arc<str>,
+    owner: SenderId,
     pub arn: String,
     /// Distinguishes this queue from an earlier one of the same name, so
     /// receipt handles of a deleted queue are never accepted.
@@ -158,11 +158,11 @@ impl QueueState {
 
 impl Queue {
     /// `account` as a shared string: the queue's own when they match.
-    pub fn sender_id(&self, account: &str) -> Arc<str> {
+    pub fn sender_id(&self, account: &str) -> SenderId {
         if *self.owner == *account {
             self.owner.clone()
         } else {
-            Arc::from(account)
+            SenderId::new(account)
         }
     }
 
@@ -181,7 +181,7 @@ impl Queue {
         Queue {
             arn: key.arn(),
             key_arc: Arc::new(key.clone()),
-            owner: Arc::from(key.account.as_str()),
+            owner: SenderId::new(&key.account),
             key,
             uid,
             created_ms: now,

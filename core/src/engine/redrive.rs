@@ -239,7 +239,7 @@ impl Engine {
                 m.optional_mut().dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
                 if target.is_fifo() {
                     // A FIFO dead-letter queue restarts the retention clock.
-                    m.enqueued_ms = now;
+                    m.set_enqueued_ms(now);
                     m.optional_mut().sequence_number = Some(state.next_sequence_number(now));
                 }
             }
@@ -401,19 +401,14 @@ impl Engine {
         let optional = OptionalFields {
             dead_letter_source_arn: None,
             sequence_number: dest.is_fifo().then(|| state.next_sequence_number(now)),
+            enqueued_ms: None,
             ..m.optional.take().map(|r| *r).unwrap_or_default()
         };
-        let fresh = StoredMessage {
-            message_id: Uuid::new_v4(),
-            sent_ms: now,
-            enqueued_ms: now,
-            first_receive_ms: None,
-            receive_count: 0,
-            optional: optional.boxed(),
-            nonce: 0,
-            received_ms: 0,
-            ..m
-        };
+        let mut fresh = m;
+        fresh.message_id = Uuid::new_v4();
+        fresh.sent_ms = now;
+        fresh.optional = optional.boxed();
+        fresh.forget_receives();
         // The note ties the new message id to the one that was moved.
         let note = format!("moved from {} (was {})", m_source, old_id);
         state.store.insert_noted(

@@ -180,7 +180,7 @@ impl MessageStore {
             slot,
             nonce: message.nonce,
             receive_count: message.receive_count,
-            state: message.state,
+            state: message.state(),
             at,
             note,
             attempt: None,
@@ -285,12 +285,12 @@ impl MessageStore {
         let slot = self.next_slot;
         self.next_slot += 1;
         message.order = self.next_order();
-        message.visible_since = visible_at.max(now);
-        message.state = if visible_at > now {
+        message.set_state(if visible_at > now {
             State::Delayed(visible_at)
         } else {
             State::Available
-        };
+        });
+        message.set_visible_since(visible_at.max(now));
         self.outbox
             .push(MessageStore::transition(how, slot, &message, None, note));
         self.index(slot, message);
@@ -302,11 +302,11 @@ impl MessageStore {
     /// state and group call for (a new message, or one restored).
     fn index(&mut self, slot: u64, message: impl Into<Box<StoredMessage>>) {
         let message = message.into();
-        self.by_age.insert(message.enqueued_ms, slot);
+        self.by_age.insert(message.enqueued_ms(), slot);
         if let Some(by_id) = &mut self.by_id {
             by_id.insert(message.message_id, slot);
         }
-        match message.state {
+        match message.state() {
             State::Delayed(until) => {
                 self.delayed.insert((until, slot));
             }
@@ -341,8 +341,8 @@ impl MessageStore {
         let Some(message) = self.messages.get_mut(&slot) else {
             return;
         };
-        message.state = State::Available;
-        message.visible_since = since;
+        message.set_state(State::Available);
+        message.set_visible_since(since);
         let message = &self.messages[&slot];
         self.outbox
             .push(MessageStore::transition(how, slot, message, at, None));
@@ -367,8 +367,8 @@ impl MessageStore {
             .messages
             .first()
             .and_then(|s| self.messages.get(s))
-            .filter(|m| m.state == State::Available)
-            .map(|m| (m.visible_since, m.order));
+            .filter(|m| m.state() == State::Available)
+            .map(|m| (m.visible_since(), m.order));
         if group.ready == key {
             if group.messages.is_empty() {
                 fifo.groups.remove(group_id);
@@ -408,14 +408,14 @@ impl MessageStore {
     fn remove_at(&mut self, slot: u64, how: Transition, at: Option<u64>) -> Option<StoredMessage> {
         let message = *self.messages.remove(&slot)?;
         self.ext_forget(slot, &message);
-        self.by_age.remove(message.enqueued_ms, slot);
+        self.by_age.remove(message.enqueued_ms(), slot);
         // A seeded duplicate shares its id: only forget the id's own slot.
         if let Some(by_id) = &mut self.by_id {
             if by_id.get(&message.message_id) == Some(&slot) {
                 by_id.remove(&message.message_id);
             }
         }
-        match message.state {
+        match message.state() {
             State::Delayed(until) => {
                 self.delayed.remove(&(until, slot));
             }
@@ -445,12 +445,10 @@ impl MessageStore {
         self.next_nonce += 1;
         let order = self.next_order();
         let message = self.messages.get_mut(&slot).expect("caller checked");
-        message.state = State::InFlight(until);
+        message.receive(now, until);
         message.nonce = nonce;
         message.order = order;
-        message.received_ms = now;
         message.receive_count += 1;
-        message.first_receive_ms.get_or_insert(now);
         let group_id = self.fifo.is_some().then(|| group_of(message));
         self.in_flight.insert((until, order, slot));
         self.note(slot, Transition::Received);
@@ -468,7 +466,7 @@ impl MessageStore {
     }
 
     fn is_available(&self, slot: u64) -> bool {
-        self.messages.get(&slot).map(|m| m.state) == Some(State::Available)
+        self.messages.get(&slot).map(|m| m.state()) == Some(State::Available)
     }
 
     /// Receives up to `max` messages, putting them in flight until
@@ -550,7 +548,7 @@ impl MessageStore {
             return;
         };
         let order = message.order;
-        match message.state {
+        match message.state() {
             State::InFlight(old) => {
                 self.in_flight.remove(&(old, order, slot));
                 if until <= now {
@@ -568,7 +566,7 @@ impl MessageStore {
             _ => return,
         }
         let message = self.messages.get_mut(&slot).expect("present");
-        message.state = State::InFlight(until);
+        message.set_state(State::InFlight(until));
         self.in_flight.insert((until, order, slot));
         self.note(slot, Transition::VisibilityChanged);
     }
@@ -580,8 +578,8 @@ impl MessageStore {
         let Some(message) = self.messages.get_mut(&slot) else {
             return;
         };
-        if let State::InFlight(old) = message.state {
-            message.state = State::InFlight(until);
+        if let State::InFlight(old) = message.state() {
+            message.set_state(State::InFlight(until));
             let order = message.order;
             self.in_flight.remove(&(old, order, slot));
             self.in_flight.insert((until, order, slot));

@@ -76,7 +76,7 @@ fn delete_one(queue: &Queue, state: &mut QueueState, handle: &str) -> Result<(),
         return Ok(());
     };
     let current = message.nonce == receipt.nonce;
-    let in_flight = matches!(message.state, State::InFlight(_));
+    let in_flight = matches!(message.state(), State::InFlight(_));
     if queue.is_fifo() && !(current && in_flight) {
         return Err(expired_handle(handle));
     }

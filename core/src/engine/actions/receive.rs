@@ -145,7 +145,7 @@ fn system_attributes(m: &StoredMessage, names: &[String]) -> BTreeMap<String, St
     put("ApproximateReceiveCount", Some(m.receive_count.to_string()));
     put(
         "ApproximateFirstReceiveTimestamp",
-        m.first_receive_ms.map(|t| t.to_string()),
+        m.first_receive_ms().map(|t| t.to_string()),
     );
     put("AWSTraceHeader", m.trace_header().map(String::from));
     put("MessageGroupId", m.group_id().map(|g| g.to_string()));
@@ -173,7 +173,7 @@ fn attribute_selected(name: &str, patterns: &[String]) -> bool {
 
 fn render(queue: &Queue, slot: u64, m: &StoredMessage, params: &ReceiveParams) -> Message {
     let selected: MessageAttributes = m
-        .attributes
+        .attributes()
         .iter()
         .filter(|(name, _)| attribute_selected(name, &params.attribute_names))
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -187,7 +187,7 @@ fn render(queue: &Queue, slot: u64, m: &StoredMessage, params: &ReceiveParams) -
         }
         .encode(queue.receipt_key()),
         md5_of_body: hex(&m.body_md5),
-        body: m.body.clone(),
+        body: m.body.to_string(),
         attributes: system_attributes(m, &params.system_names),
         md5_of_message_attributes: md5_of_attributes(selected.iter()),
         message_attributes: selected,
@@ -283,7 +283,7 @@ fn replay_attempt(
         state
             .store
             .get(*slot)
-            .is_some_and(|m| m.nonce == *nonce && matches!(m.state, State::InFlight(_)))
+            .is_some_and(|m| m.nonce == *nonce && matches!(m.state(), State::InFlight(_)))
     });
     if !intact {
         state.attempts.remove(id);

@@ -261,29 +261,19 @@ fn prepare(
         sequence_number: None,
     };
     Ok(Prepared {
-        message: Box::new(StoredMessage {
+        message: Box::new(StoredMessage::new(
             message_id,
-            body: input.body.unwrap_or_default(),
+            input.body.unwrap_or_default(),
             body_md5,
-            attributes: input.attributes,
-            sender_id: queue.sender_id(&ctx.account_id),
-            sent_ms: 0,
-            enqueued_ms: 0,
-            first_receive_ms: None,
-            receive_count: 0,
-            state: State::Available,
-            nonce: 0,
-            received_ms: 0,
-            visible_since: 0,
-            order: 0,
-            optional: OptionalFields {
+            input.attributes,
+            queue.sender_id(&ctx.account_id),
+            OptionalFields {
                 trace_header,
                 group_id: input.group_id.map(Arc::from),
                 dedup_id,
                 ..OptionalFields::default()
-            }
-            .boxed(),
-        }),
+            },
+        )),
         delay_ms,
         result,
         note: None,
@@ -297,7 +287,6 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     let mut result = prepared.result;
     let message = &mut prepared.message;
     message.sent_ms = now;
-    message.enqueued_ms = now;
     if state.settings.fifo {
         let scope = if state.dedup_per_group {
             message.group_id().map_or("", |g| &**g).to_string()

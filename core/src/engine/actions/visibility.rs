@@ -103,7 +103,7 @@ fn change_one(
         ));
     };
     let current = message.nonce == receipt.nonce;
-    let in_flight = matches!(message.state, State::InFlight(_));
+    let in_flight = matches!(message.state(), State::InFlight(_));
     if queue.is_fifo() && !(current && in_flight) {
         return Err(expired_handle(handle));
     }
@@ -114,7 +114,7 @@ fn change_one(
         ));
     }
     let until = now + timeout as u64 * 1000;
-    if until > message.received_ms + MAX_VISIBILITY_MS {
+    if until > message.received_ms() + MAX_VISIBILITY_MS {
         return Err(SqsError::invalid_parameter(
             "VisibilityTimeout",
             timeout,

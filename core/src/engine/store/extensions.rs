@@ -79,7 +79,7 @@ pub struct Extensions {
 }
 
 fn number(message: &StoredMessage, name: &str) -> Option<f64> {
-    let value = message.attributes.get(name)?.string_value.as_deref()?;
+    let value = message.attributes().get(name)?.string_value.as_deref()?;
     value.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
@@ -146,7 +146,7 @@ impl MessageStore {
             if priority != 0 {
                 ext.priority_of.insert(slot, priority);
             }
-            if message.state == State::Available {
+            if message.state() == State::Available {
                 ranked.insert((Reverse(priority), slot));
             }
         }
@@ -200,7 +200,7 @@ impl MessageStore {
         };
         let priority = ext.priority_of.remove(&slot).unwrap_or(0);
         if let Some(ranked) = &mut ext.ranked {
-            if message.state == State::Available {
+            if message.state() == State::Available {
                 ranked.remove(&(Reverse(priority), slot));
             }
         }
@@ -240,7 +240,7 @@ impl MessageStore {
             ext.ttl.pop_first();
             ext.ttl_of.remove(&slot);
             let in_flight = matches!(
-                self.messages.get(&slot).map(|m| m.state),
+                self.messages.get(&slot).map(|m| m.state()),
                 Some(State::InFlight(_))
             );
             if in_flight {
@@ -250,7 +250,7 @@ impl MessageStore {
             } else {
                 // Released at its deadline in this same tick: expired no
                 // earlier than that (a delayed one: when its time ends).
-                let since = self.messages.get(&slot).map_or(ends, |m| m.visible_since);
+                let since = self.messages.get(&slot).map_or(ends, |m| m.visible_since());
                 self.remove_expired_by_ttl(slot, Some(ends.max(since).min(now)));
             }
         }

@@ -1,35 +1,61 @@
 use super::*;
+use crate::engine::SenderId;
 
 #[test]
 fn a_plain_message_fits_one_small_size_class() {
-    // See `OptionalFields`: 192 bytes is one of mimalloc's size classes.
-    assert!(std::mem::size_of::<StoredMessage>() <= 192);
+    // See `StoredMessage`: 128 bytes is one of mimalloc's size classes,
+    // the next is 160.
+    assert!(std::mem::size_of::<StoredMessage>() <= 128);
     assert!(message(None, 0).optional.is_none());
     assert!(message(Some("g"), 0).optional.is_some());
 }
 
+#[test]
+fn a_message_keeps_its_latest_receive_across_states() {
+    let mut m = message(None, 5);
+    assert_eq!((m.state(), m.received_ms(), m.first_receive_ms()), (State::Available, 0, None));
+    m.set_visible_since(5);
+    m.receive(10, 40);
+    assert_eq!((m.state(), m.received_ms(), m.first_receive_ms()), (State::InFlight(40), 10, Some(10)));
+    // The visibility ran out: available since 40, the receive remembered.
+    m.set_state(State::Available);
+    m.set_visible_since(40);
+    assert_eq!((m.received_ms(), m.visible_since()), (10, 40));
+    // A change of visibility puts it back in flight: the 12-hour cap still
+    // counts from the receive.
+    m.set_state(State::InFlight(90));
+    assert_eq!((m.state(), m.received_ms()), (State::InFlight(90), 10));
+    m.receive(50, 80);
+    assert_eq!((m.received_ms(), m.first_receive_ms()), (50, Some(10)));
+    m.forget_receives();
+    assert_eq!((m.state(), m.received_ms(), m.first_receive_ms()), (State::Available, 0, None));
+}
+
+#[test]
+fn the_enqueue_time_is_the_send_time_unless_set_apart() {
+    let mut m = message(None, 7);
+    assert_eq!(m.enqueued_ms(), 7);
+    m.set_enqueued_ms(9);
+    assert_eq!(m.enqueued_ms(), 9);
+    assert!(m.optional.is_some());
+    m.set_enqueued_ms(7);
+    assert!(m.optional.is_none(), "nothing else was optional");
+}
+
 fn message(group: Option<&str>, now: u64) -> StoredMessage {
-    StoredMessage {
-        message_id: Uuid::new_v4(),
-        body: "b".into(),
-        body_md5: [0; 16],
-        attributes: Default::default(),
-        sender_id: Arc::from("000000000000"),
-        sent_ms: now,
-        enqueued_ms: now,
-        first_receive_ms: None,
-        receive_count: 0,
-        state: State::Available,
-        nonce: 0,
-        received_ms: 0,
-        visible_since: 0,
-        order: 0,
-        optional: OptionalFields {
+    let mut m = StoredMessage::new(
+        Uuid::new_v4(),
+        "b",
+        [0; 16],
+        Default::default(),
+        SenderId::new("000000000000"),
+        OptionalFields {
             group_id: group.map(Arc::from),
             ..OptionalFields::default()
-        }
-        .boxed(),
-    }
+        },
+    );
+    m.sent_ms = now;
+    m
 }
 
 const DAY: u64 = 86_400_000;
