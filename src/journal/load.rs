@@ -1,8 +1,8 @@
 //! Loading a data directory into a new engine at start.
 
 use super::schema::state_of;
-use crate::engine::SenderId;
 use super::*;
+use crate::engine::SenderId;
 
 impl Journal {
     /// Puts the stored state into the engine. Returns (queues, messages).
@@ -154,9 +154,8 @@ impl Journal {
             );
             message.sent_ms = sent_ms;
             message.set_enqueued_ms(r.get::<_, i64>(9).map_err(err)? as u64);
-            message.set_first_receive_ms(
-                r.get::<_, Option<i64>>(10).map_err(err)?.map(|v| v as u64),
-            );
+            message
+                .set_first_receive_ms(r.get::<_, Option<i64>>(10).map_err(err)?.map(|v| v as u64));
             message.receive_count = r.get::<_, i64>(11).map_err(err)? as u32;
             message.restore_state(
                 state_of(r.get(16).map_err(err)?, r.get(17).map_err(err)?),

@@ -595,8 +595,8 @@ impl MessageStore {
         // One event per message: sized once, not doubled (and copied) ~20
         // times on the way to a million.
         outbox.reserve(self.messages.len());
-        for (slot, m) in &self.messages {
-            outbox.push(MessageStore::transition(how, *slot, m, None, None));
+        for (slot, m) in self.messages.iter() {
+            outbox.push(MessageStore::transition(how, slot, m, None, None));
         }
         let count = self.messages.len();
         let fifo = self.fifo.is_some();
@@ -682,7 +682,7 @@ impl MessageStore {
         let by_id = self.by_id.get_or_insert_with(|| {
             let mut by_id = FxHashMap::default();
             by_id.reserve(messages.len());
-            for (&slot, m) in messages {
+            for (slot, m) in messages.iter() {
                 // As if indexed in send order: a seeded duplicate (same
                 // id, later slot) wins, as it did when it was stored.
                 let kept = by_id.entry(m.message_id).or_insert(slot);

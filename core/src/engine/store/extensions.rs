@@ -116,7 +116,7 @@ impl MessageStore {
             ranked: (flags.priority && self.fifo.is_none()).then(BTreeSet::new),
             ..Extensions::default()
         }));
-        let slots: Vec<u64> = self.messages.keys().copied().collect();
+        let slots: Vec<u64> = self.messages.keys().collect();
         for slot in slots {
             self.ext_stored(slot);
         }

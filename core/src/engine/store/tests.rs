@@ -13,10 +13,16 @@ fn a_plain_message_fits_one_small_size_class() {
 #[test]
 fn a_message_keeps_its_latest_receive_across_states() {
     let mut m = message(None, 5);
-    assert_eq!((m.state(), m.received_ms(), m.first_receive_ms()), (State::Available, 0, None));
+    assert_eq!(
+        (m.state(), m.received_ms(), m.first_receive_ms()),
+        (State::Available, 0, None)
+    );
     m.set_visible_since(5);
     m.receive(10, 40);
-    assert_eq!((m.state(), m.received_ms(), m.first_receive_ms()), (State::InFlight(40), 10, Some(10)));
+    assert_eq!(
+        (m.state(), m.received_ms(), m.first_receive_ms()),
+        (State::InFlight(40), 10, Some(10))
+    );
     // The visibility ran out: available since 40, the receive remembered.
     m.set_state(State::Available);
     m.set_visible_since(40);
@@ -28,7 +34,10 @@ fn a_message_keeps_its_latest_receive_across_states() {
     m.receive(50, 80);
     assert_eq!((m.received_ms(), m.first_receive_ms()), (50, Some(10)));
     m.forget_receives();
-    assert_eq!((m.state(), m.received_ms(), m.first_receive_ms()), (State::Available, 0, None));
+    assert_eq!(
+        (m.state(), m.received_ms(), m.first_receive_ms()),
+        (State::Available, 0, None)
+    );
 }
 
 #[test]
