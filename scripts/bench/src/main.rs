@@ -690,12 +690,20 @@ async fn run_scenario(
                     .collect(),
                 Scenario::Pipeline => {
                     let n = sizes.pipeline;
-                    vec![(
-                        scenarios::PIPELINE_VARIANT.to_string(),
-                        Box::new(move |run| {
-                            Box::pin(async move { Ok(vec![scenarios::pipeline(run, n).await?]) })
-                        }),
-                    )]
+                    [
+                        (scenarios::PIPELINE_VARIANT, false),
+                        (scenarios::PIPELINE_LOADED_VARIANT, true),
+                    ]
+                    .into_iter()
+                    .map(|(variant, loaded)| {
+                        let f: ScenarioFn = Box::new(move |run| {
+                            Box::pin(
+                                async move { Ok(vec![scenarios::pipeline(run, n, loaded).await?]) },
+                            )
+                        });
+                        (variant.to_string(), f)
+                    })
+                    .collect()
                 }
                 Scenario::LongpollWake => {
                     let n = sizes.wake_iterations;

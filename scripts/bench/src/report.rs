@@ -307,6 +307,38 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
             met: p50.zip(p99).map(|(a, b)| b <= 5.0 * a),
         });
     }
+    // Latency under load, by request kind: 16 producers and 16 long-polling
+    // consumers. A receive's time includes its long poll's wait.
+    let loaded = find("pipeline", crate::scenarios::PIPELINE_LOADED_VARIANT);
+    let stat = |kind: &str, stat: &str| {
+        loaded.and_then(|s| {
+            s.metrics
+                .get(crate::scenarios::kind_metric(kind, stat))
+                .copied()
+        })
+    };
+    for kind in crate::scenarios::FLOW_KINDS {
+        let (p50, p99, max) = (stat(kind, "p50"), stat(kind, "p99"), stat(kind, "max"));
+        out.push(Target {
+            name: format!("pipeline 16+16: {kind} p99 vs p50"),
+            goal: if kind == "send" {
+                "p99 <= 5x p50".into()
+            } else {
+                "reported".into()
+            },
+            measured: match (p50, p99, max) {
+                (Some(a), Some(b), Some(c)) => {
+                    format!("p50 {a:.2} / p99 {b:.2} / max {c:.2} ms")
+                }
+                _ => "-".into(),
+            },
+            met: if kind == "send" {
+                p50.zip(p99).map(|(a, b)| b <= 5.0 * a)
+            } else {
+                None
+            },
+        });
+    }
     // The pipeline's message-rate ratio also counts that Retsu's long polls
     // return as soon as one message lands (as SQS's do) while the null
     // server always answers ten: the request-rate ratio compares the
@@ -709,6 +741,7 @@ pub fn render(summaries: &[Summary], targets: &[Target], quick: bool) -> String 
                 match t.met {
                     Some(true) => "met".into(),
                     Some(false) => "MISSED".into(),
+                    None if t.goal == "reported" && t.measured != "-" => "reported".into(),
                     None => "not measured".into(),
                 },
             ]

@@ -19,6 +19,12 @@ use crate::report::{Latency, Measurement};
 use crate::BoxResult;
 
 pub const PIPELINE_VARIANT: &str = "4 producers + 4 consumers";
+/// The pipeline under load (issue 23's latency target), with each request
+/// kind's latency reported apart.
+pub const PIPELINE_LOADED_VARIANT: &str = "16 producers + 16 consumers";
+
+/// The request kinds a flow times one by one.
+pub const FLOW_KINDS: [&str; 3] = ["send", "receive", "delete"];
 pub const WAKE_VARIANT: &str = "1 waiting poll";
 
 /// How much work each scenario does.
@@ -518,6 +524,9 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
     let latencies: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(Vec::new()));
     let next_in_group: Arc<Mutex<HashMap<u64, u64>>> = Arc::new(Mutex::new(HashMap::new()));
     let requests = Arc::new(AtomicU64::new(0));
+    // Each request's own time, by kind (FLOW_KINDS), beside the end-to-end
+    // latency of a message.
+    let kinds: Arc<Mutex<[Vec<u64>; 3]>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let null_receives = Arc::new(AtomicU64::new(0));
     let (verify, deadline, fifo, per_group) =
@@ -539,6 +548,7 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
             stop.clone(),
         );
         let null_receives = null_receives.clone();
+        let kinds = kinds.clone();
         consumers.spawn(async move {
             while delivered.load(Ordering::Relaxed) < total && !stop.load(Ordering::Relaxed) {
                 check_deadline(deadline)?;
@@ -546,8 +556,10 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
                 if !verify && null_receives.fetch_add(1, Ordering::Relaxed) >= total / 10 {
                     break;
                 }
+                let asked = Instant::now();
                 let msgs = c.receive(&url, 10, 2).await?;
                 let arrived = now_ns();
+                kinds.lock().unwrap()[1].push(asked.elapsed().as_nanos() as u64);
                 requests.fetch_add(1, Ordering::Relaxed);
                 if msgs.is_empty() {
                     continue;
@@ -576,7 +588,9 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
                     }
                     latencies.lock().unwrap().extend(lat);
                 }
+                let asked = Instant::now();
                 c.delete_batch(&url, &msgs).await?;
+                kinds.lock().unwrap()[2].push(asked.elapsed().as_nanos() as u64);
                 requests.fetch_add(1, Ordering::Relaxed);
                 let now =
                     delivered.fetch_add(msgs.len() as u64, Ordering::Relaxed) + msgs.len() as u64;
@@ -591,6 +605,7 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
     for (c, tags) in producer_clients.into_iter().zip(flow.tags) {
         let url = url.clone();
         let requests = requests.clone();
+        let kinds = kinds.clone();
         let batch = flow.batch;
         producers.spawn(async move {
             let mut c = c;
@@ -611,13 +626,18 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
                 for chunk in tags.chunks(10) {
                     check_deadline(deadline)?;
                     let entries: Vec<Entry> = chunk.iter().map(|&t| entry(t)).collect();
+                    let asked = Instant::now();
                     c.send_batch(&url, &entries).await?;
+                    kinds.lock().unwrap()[0].push(asked.elapsed().as_nanos() as u64);
                     requests.fetch_add(1, Ordering::Relaxed);
                 }
             } else {
                 for &tag in &tags {
                     check_deadline(deadline)?;
-                    c.send(&url, &entry(tag)).await?;
+                    let entry = entry(tag);
+                    let asked = Instant::now();
+                    c.send(&url, &entry).await?;
+                    kinds.lock().unwrap()[0].push(asked.elapsed().as_nanos() as u64);
                     requests.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -694,14 +714,42 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
         server_cpu,
         client_cpu,
     );
+    let kinds = std::mem::take(&mut *kinds.lock().unwrap());
+    for (kind, ns) in FLOW_KINDS.iter().zip(kinds) {
+        if let Some(l) = Latency::from_ns("", ns) {
+            for (stat, value) in [("p50", l.p50_ms), ("p99", l.p99_ms), ("max", l.max_ms)] {
+                m.metrics.insert(kind_metric(kind, stat), value);
+            }
+        }
+    }
     Ok(m)
 }
 
-/// `pipeline`: 4 producers (SendMessage) and 4 long-polling consumers
-/// (ReceiveMessage(10, wait 2 s) + DeleteMessageBatch) at once.
-pub async fn pipeline(run: &Run<'_>, n: u64) -> BoxResult<Measurement> {
+/// The metric name of one request kind's latency statistic.
+pub fn kind_metric(kind: &str, stat: &str) -> &'static str {
+    match (kind, stat) {
+        ("send", "p50") => "send_p50_ms",
+        ("send", "p99") => "send_p99_ms",
+        ("send", "max") => "send_max_ms",
+        ("receive", "p50") => "receive_p50_ms",
+        ("receive", "p99") => "receive_p99_ms",
+        ("receive", "max") => "receive_max_ms",
+        ("delete", "p50") => "delete_p50_ms",
+        ("delete", "p99") => "delete_p99_ms",
+        _ => "delete_max_ms",
+    }
+}
+
+/// `pipeline`: producers (SendMessage) and long-polling consumers
+/// (ReceiveMessage(10, wait 2 s) + DeleteMessageBatch) at once: 4 and 4
+/// ([`PIPELINE_VARIANT`]), or 16 and 16 ([`PIPELINE_LOADED_VARIANT`]).
+pub async fn pipeline(run: &Run<'_>, n: u64, loaded: bool) -> BoxResult<Measurement> {
     let n = for_client(n, run.client);
-    let producers = 4;
+    let (producers, variant) = if loaded {
+        (16, PIPELINE_LOADED_VARIANT)
+    } else {
+        (4, PIPELINE_VARIANT)
+    };
     let tags = (0..producers as u64)
         .map(|p| (0..n).filter(|t| t % producers as u64 == p).collect())
         .collect();
@@ -709,10 +757,10 @@ pub async fn pipeline(run: &Run<'_>, n: u64) -> BoxResult<Measurement> {
         run,
         Flow {
             scenario: "pipeline",
-            variant: PIPELINE_VARIANT.into(),
+            variant: variant.into(),
             fifo: false,
             producers,
-            consumers: 4,
+            consumers: producers,
             tags,
             per_group: 1,
             batch: false,
