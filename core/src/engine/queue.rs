@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -49,7 +49,38 @@ pub struct Queue {
     send_limits: SendLimits,
     /// Woken whenever a message may have become receivable.
     pub notify: Notify,
+    /// Long polls waiting on `notify` now (see [`Queue::wake`]).
+    waiters: AtomicUsize,
     deleted: AtomicBool,
+}
+
+/// A long poll counted in [`Queue::waiters`].
+pub(super) struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+thread_local! {
+    /// Set when this thread woke a waiting long poll, until
+    /// [`let_woken_polls_run_first`] reads it.
+    static WOKE_A_POLL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Called by a request that may have woken long polls, before it answers.
+///
+/// Why: the runtime runs a task woken from a worker on that same worker,
+/// after the task that woke it. A send's answer is written first, and on
+/// loopback that write also wakes the sender's client: the longest step
+/// of a long poll's wake-up (BENCHMARKS.md, "Performance III", target 5).
+/// Yielding once lets the woken poll answer first; the sender's answer
+/// follows it.
+pub async fn let_woken_polls_run_first() {
+    if WOKE_A_POLL.replace(false) {
+        tokio::task::yield_now().await;
+    }
 }
 
 pub struct QueueState {
@@ -200,6 +231,7 @@ impl Queue {
                 dedup_floor: 0,
             }),
             notify: Notify::new(),
+            waiters: AtomicUsize::new(0),
             deleted: AtomicBool::new(false),
         }
     }
@@ -280,6 +312,9 @@ impl Queue {
     /// Wakes the waiting long polls `wakes` names: the one place a queue's
     /// waiters are notified.
     pub(super) fn wake(&self, wakes: Wakes) {
+        if (wakes.everyone || wakes.one_each > 0) && self.waiters.load(Ordering::Relaxed) > 0 {
+            WOKE_A_POLL.set(true);
+        }
         if wakes.everyone {
             self.notify.notify_waiters();
         } else {
@@ -287,6 +322,12 @@ impl Queue {
                 self.notify.notify_one();
             }
         }
+    }
+
+    /// Counts a long poll as waiting until the guard drops.
+    pub(super) fn waiting(&self) -> Waiting<'_> {
+        self.waiters.fetch_add(1, Ordering::Relaxed);
+        Waiting(&self.waiters)
     }
 
     pub fn mark_deleted(&self) {

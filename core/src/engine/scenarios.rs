@@ -311,6 +311,46 @@ async fn long_poll_wakes_on_visibility_expiry() {
     assert_ne!(r.messages[0].receipt_handle, first[0].receipt_handle);
 }
 
+/// A send that wakes a waiting long poll lets it answer first: on one
+/// thread the send finishes only after the poll it woke has its message
+/// (queue.rs, `let_woken_polls_run_first`).
+#[tokio::test(flavor = "current_thread")]
+async fn a_woken_long_poll_answers_before_the_send_that_woke_it() {
+    let f = fixture();
+    let q = f.create("first", &[]).await;
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (engine, ctx, url, log) = (f.engine.clone(), f.ctx.clone(), q.clone(), order.clone());
+    let poll = tokio::spawn(async move {
+        let r = ReceiveMessageRequest {
+            queue_url: Some(url),
+            wait_time_seconds: Some(20),
+            ..Default::default()
+        };
+        let got = engine.handle(&ctx, Request::ReceiveMessage(r)).await;
+        log.lock().unwrap().push("poll");
+        got
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!poll.is_finished());
+    let (engine, ctx, url, log) = (f.engine.clone(), f.ctx.clone(), q.clone(), order.clone());
+    let send = tokio::spawn(async move {
+        let r = SendMessageRequest {
+            queue_url: Some(url),
+            message_body: Some("now".into()),
+            ..Default::default()
+        };
+        let sent = engine.handle(&ctx, Request::SendMessage(r)).await;
+        log.lock().unwrap().push("send");
+        sent
+    });
+    send.await.unwrap().unwrap();
+    let Response::ReceiveMessage(r) = poll.await.unwrap().unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(r.messages[0].body, "now");
+    assert_eq!(*order.lock().unwrap(), ["poll", "send"]);
+}
+
 /// A delayed send must tell every waiting poll when to look again: if only
 /// one learnt of it and its client hung up, the message would sit unseen
 /// by the others until their waits ended.

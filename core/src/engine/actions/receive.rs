@@ -108,6 +108,7 @@ impl Engine {
                 return Ok(ReceiveMessageResult { messages });
             }
             let wake_at = next_wake.map_or(deadline, |w| w.min(deadline));
+            let _waiting = queue.waiting();
             tokio::select! {
                 _ = &mut notified => {}
                 _ = &mut shutdown => {}

@@ -13,7 +13,9 @@ impl Unit for SendMessageRequest {
         engine: &Engine,
         ctx: &RequestContext,
     ) -> Result<SendMessageResult, SqsError> {
-        engine.send_message(ctx, self)
+        let result = engine.send_message(ctx, self);
+        let_woken_polls_run_first().await;
+        result
     }
 }
 
@@ -28,7 +30,9 @@ impl Unit for SendMessageBatchRequest {
         engine: &Engine,
         ctx: &RequestContext,
     ) -> Result<SendMessageBatchResult, SqsError> {
-        engine.send_message_batch(ctx, self)
+        let result = engine.send_message_batch(ctx, self);
+        let_woken_polls_run_first().await;
+        result
     }
 }
 
