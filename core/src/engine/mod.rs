@@ -62,6 +62,7 @@ pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,
 };
 pub use message::{OptionalFields, SenderId, State, StoredMessage, Transition};
+pub(crate) use queue::let_woken_polls_run_first;
 pub use queue::Queue;
 pub use store::PeekStates;
 
@@ -403,12 +404,12 @@ impl Engine {
         request: Request,
     ) -> Result<Response, SqsError> {
         let Some(durability) = self.durability.get() else {
-            return request.run(self, ctx).await;
+            return self.run(ctx, request).await;
         };
         let queue_level = request.changes_queues();
         if request.read_only() {
             if durability.failing() {
-                return request.run(self, ctx).await;
+                return self.run(ctx, request).await;
             }
         } else if durability.failing() {
             // Memory must not run further ahead of the disk.
@@ -416,12 +417,21 @@ impl Engine {
                 "The server cannot write to its data directory; only reads are served until it can. Please retry.",
             ));
         }
-        let result = request.run(self, ctx).await;
+        let result = self.run(ctx, request).await;
         if queue_level {
             self.queues_changed();
         }
         // Even a failed action may have changed something (a batch).
         durability.wait().await?;
+        result
+    }
+
+    /// Runs one request's unit; if it woke a waiting long poll (a send, a
+    /// visibility set to 0), lets that poll answer before this request
+    /// does (queue.rs, `let_woken_polls_run_first`).
+    async fn run(&self, ctx: &RequestContext, request: Request) -> Result<Response, SqsError> {
+        let result = request.run(self, ctx).await;
+        queue::let_woken_polls_run_first().await;
         result
     }
 

@@ -69,7 +69,8 @@ thread_local! {
     static WOKE_A_POLL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Called by a request that may have woken long polls, before it answers.
+/// Called by the SQS and SNS dispatchers after every request, before it
+/// answers (so the flag never outlives the request that set it).
 ///
 /// Why: the runtime runs a task woken from a worker on that same worker,
 /// after the task that woke it. A send's answer is written first, and on

@@ -169,6 +169,8 @@ impl Sns {
         }
         let changes_state = request.changes_state();
         let result = request.run(self, ctx);
+        // A publish that delivered to a queue with a waiting long poll.
+        crate::engine::let_woken_polls_run_first().await;
         let durable = if changes_state && result.is_ok() {
             self.engine.service_changed().await
         } else {

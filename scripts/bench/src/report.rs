@@ -310,15 +310,9 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
     // Latency under load, by request kind: 16 producers and 16 long-polling
     // consumers. A receive's time includes its long poll's wait.
     let loaded = find("pipeline", crate::scenarios::PIPELINE_LOADED_VARIANT);
-    let stat = |kind: &str, stat: &str| {
-        loaded.and_then(|s| {
-            s.metrics
-                .get(crate::scenarios::kind_metric(kind, stat))
-                .copied()
-        })
-    };
-    for kind in crate::scenarios::FLOW_KINDS {
-        let (p50, p99, max) = (stat(kind, "p50"), stat(kind, "p99"), stat(kind, "max"));
+    let stat = |name: &str| loaded.and_then(|s| s.metrics.get(name).copied());
+    for (kind, [p50, p99, max]) in crate::scenarios::FLOW_KINDS {
+        let (p50, p99, max) = (stat(p50), stat(p99), stat(max));
         out.push(Target {
             name: format!("pipeline 16+16: {kind} p99 vs p50"),
             goal: if kind == "send" {

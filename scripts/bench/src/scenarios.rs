@@ -23,8 +23,19 @@ pub const PIPELINE_VARIANT: &str = "4 producers + 4 consumers";
 /// kind's latency reported apart.
 pub const PIPELINE_LOADED_VARIANT: &str = "16 producers + 16 consumers";
 
-/// The request kinds a flow times one by one.
-pub const FLOW_KINDS: [&str; 3] = ["send", "receive", "delete"];
+/// The request kinds a flow times one by one, each with the names of its
+/// p50, p99 and max (ms) in a measurement's metrics.
+pub const FLOW_KINDS: [(&str, [&str; 3]); 3] = [
+    ("send", ["send_p50_ms", "send_p99_ms", "send_max_ms"]),
+    (
+        "receive",
+        ["receive_p50_ms", "receive_p99_ms", "receive_max_ms"],
+    ),
+    (
+        "delete",
+        ["delete_p50_ms", "delete_p99_ms", "delete_max_ms"],
+    ),
+];
 pub const WAKE_VARIANT: &str = "1 waiting poll";
 
 /// How much work each scenario does.
@@ -715,29 +726,14 @@ async fn flow(run: &Run<'_>, flow: Flow) -> BoxResult<Measurement> {
         client_cpu,
     );
     let kinds = std::mem::take(&mut *kinds.lock().unwrap());
-    for (kind, ns) in FLOW_KINDS.iter().zip(kinds) {
+    for ((_, names), ns) in FLOW_KINDS.iter().zip(kinds) {
         if let Some(l) = Latency::from_ns("", ns) {
-            for (stat, value) in [("p50", l.p50_ms), ("p99", l.p99_ms), ("max", l.max_ms)] {
-                m.metrics.insert(kind_metric(kind, stat), value);
+            for (name, value) in names.iter().zip([l.p50_ms, l.p99_ms, l.max_ms]) {
+                m.metrics.insert(name, value);
             }
         }
     }
     Ok(m)
-}
-
-/// The metric name of one request kind's latency statistic.
-pub fn kind_metric(kind: &str, stat: &str) -> &'static str {
-    match (kind, stat) {
-        ("send", "p50") => "send_p50_ms",
-        ("send", "p99") => "send_p99_ms",
-        ("send", "max") => "send_max_ms",
-        ("receive", "p50") => "receive_p50_ms",
-        ("receive", "p99") => "receive_p99_ms",
-        ("receive", "max") => "receive_max_ms",
-        ("delete", "p50") => "delete_p50_ms",
-        ("delete", "p99") => "delete_p99_ms",
-        _ => "delete_max_ms",
-    }
 }
 
 /// `pipeline`: producers (SendMessage) and long-polling consumers

@@ -24,7 +24,6 @@ use super::checksum::{hex, md5_bytes, md5_of_attribute_map, md5_of_attributes};
 use super::events::Wakes;
 use super::messages::{batch_error, expired_handle, forget_attempts_with, receipt_for};
 use super::persist;
-use super::queue::let_woken_polls_run_first;
 use super::queue::{Attempt, DedupEntry, Queue, QueueState, DEDUP_WINDOW_MS};
 use super::queues::{max_results, page_token, paginate, parse_page_token, RECENT_MS};
 use super::receipt::Receipt;

@@ -13,9 +13,7 @@ impl Unit for SendMessageRequest {
         engine: &Engine,
         ctx: &RequestContext,
     ) -> Result<SendMessageResult, SqsError> {
-        let result = engine.send_message(ctx, self);
-        let_woken_polls_run_first().await;
-        result
+        engine.send_message(ctx, self)
     }
 }
 
@@ -30,9 +28,7 @@ impl Unit for SendMessageBatchRequest {
         engine: &Engine,
         ctx: &RequestContext,
     ) -> Result<SendMessageBatchResult, SqsError> {
-        let result = engine.send_message_batch(ctx, self);
-        let_woken_polls_run_first().await;
-        result
+        engine.send_message_batch(ctx, self)
     }
 }
 
