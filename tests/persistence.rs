@@ -751,6 +751,32 @@ async fn relaxed_mode_flushes_on_sigterm() {
     assert_eq!(a["ApproximateNumberOfMessages"], "50");
 }
 
+/// `--durability relaxed` commits on its own every 200 ms, so a `kill -9`
+/// well after the last answer loses nothing. (Its writer once waited for
+/// a wake-up that relaxed mode never sent: only a clean stop committed.)
+#[tokio::test]
+async fn relaxed_mode_commits_without_a_stop() {
+    let dir = TempDir::new("relaxed-kill9");
+    let s = start(&dir.0, &["--durability", "relaxed"]).await;
+    let c = s.client();
+    let url = create_queue_via(&c, "r", &[]).await;
+    for i in 0..20 {
+        c.send_message()
+            .queue_url(&url)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    // Wall-clock on purpose: the interval is the writer's, not the
+    // engine's clock. Ten intervals leave room for a slow machine.
+    tokio::time::sleep(10 * retsu::journal::RELAXED_INTERVAL).await;
+    s.kill9();
+    let s = start(&dir.0, &[]).await;
+    let a = attributes(&s.client(), &s.url("r")).await;
+    assert_eq!(a["ApproximateNumberOfMessages"], "20");
+}
+
 const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
 const DEST_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dest";
 

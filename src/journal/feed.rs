@@ -132,8 +132,12 @@ impl Inner {
             pending.ops.append(&mut ops);
         }
         pending.ticket += 1;
+        let wake = pending.wake_at != 0 && pending.ticket >= pending.wake_at;
+        if wake {
+            pending.wake_at = 0;
+        }
         drop(pending);
-        if !self.relaxed {
+        if wake {
             self.wake.notify_one();
         }
     }

@@ -135,6 +135,10 @@ struct Pending {
     /// Counts publications; a waiter waits for the commit of its ticket.
     ticket: u64,
     closing: bool,
+    /// The writer sleeps until `ticket` reaches this; 0 while it works.
+    /// A publication wakes it only then, so requests make no wake-up
+    /// call while a commit is under way or a group is still filling.
+    wake_at: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -185,6 +189,12 @@ impl Journal {
         let path = dir.join(DB_FILE);
         let mut conn = Connection::open(&path).map_err(|e| sql_err(dir, e))?;
         let err = |e| sql_err(dir, e);
+        // This process is the database's only user (the directory's lock
+        // says so), so it keeps SQLite's lock for good: no file-lock calls
+        // per transaction, and, set before WAL is first used, no shared
+        // memory index beside the WAL.
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
+            .map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| format!("{} is not a Retsu data directory ({e})", dir.display()))?;
         conn.pragma_update(None, "synchronous", "FULL")

@@ -17,12 +17,16 @@ pub(super) fn writer(mut conn: Connection, inner: Arc<Inner>, clock: Arc<dyn Clo
     loop {
         let (ops, ticket, closing) = {
             let mut pending = inner.pending.lock().unwrap_or_else(|p| p.into_inner());
-            let deadline = Instant::now() + RELAXED_INTERVAL;
             while pending.ops.is_empty() && retry.is_empty() && !pending.closing {
+                // Woken by the next publication (relaxed mode too: it
+                // starts the interval), not by those after it.
+                pending.wake_at = pending.ticket + 1;
                 pending = inner.wake.wait(pending).unwrap_or_else(|p| p.into_inner());
             }
+            pending.wake_at = 0;
             if inner.relaxed && !pending.closing {
                 // Gather for an interval: one commit per interval.
+                let deadline = Instant::now() + RELAXED_INTERVAL;
                 while !pending.closing {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
