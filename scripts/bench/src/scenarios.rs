@@ -797,40 +797,56 @@ pub async fn fifo(run: &Run<'_>, groups: u64, per_group: u64) -> BoxResult<Measu
 /// `longpoll-wake`: a ReceiveMessage(wait 5 s) is parked on an empty queue;
 /// 10 ms later another connection sends one message. Timed from the start
 /// of that send to the return of the poll.
+///
+/// The poller runs on a thread and runtime of its own, as a consumer does
+/// in an application: were it a task beside the sender on one runtime,
+/// the sender's answer and the poll's would queue for the same client
+/// thread, and the time would be the client's as much as the server's.
 pub async fn longpoll_wake(run: &Run<'_>, iterations: usize) -> BoxResult<Measurement> {
     let url = create_queue(run, "longpoll-wake", false).await?;
-    let mut cs = clients(run.endpoint, run.client, 2).await?;
-    let mut sender = cs.pop().unwrap();
-    let mut poller = cs.pop().unwrap();
+    let mut sender = clients(run.endpoint, run.client, 1).await?.pop().unwrap();
+    let (go, polls) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (answer, mut answers) = tokio::sync::mpsc::unbounded_channel();
+    let poller = {
+        let (endpoint, kind, url) = (run.endpoint.clone(), run.client, url.clone());
+        std::thread::Builder::new()
+            .name("longpoll-wake poller".into())
+            .spawn(move || poll_on_own_thread(endpoint, kind, url, polls, answer))?
+    };
     let mut latencies = Vec::with_capacity(iterations);
     let start = Instant::now();
+    let mut outcome = Ok(());
     for i in 0..iterations {
-        run.check_deadline()?;
-        let text = body(i as u64, 0, 100);
-        let poll = async {
-            let r = poller.receive(&url, 1, 5).await;
-            (r, Instant::now())
-        };
-        let send = async {
+        let step = async {
+            run.check_deadline()?;
+            let text = body(i as u64, 0, 100);
+            go.send(()).map_err(|_| "the poller thread stopped")?;
             tokio::time::sleep(Duration::from_millis(10)).await;
-            let t0 = Instant::now();
-            sender.send(&url, &plain(text.clone())).await.map(|_| t0)
-        };
-        let ((msgs, woke), sent) = tokio::join!(poll, send);
-        let (msgs, sent) = (msgs?, sent?);
-        match msgs.as_slice() {
-            [m] if m.body == text => {}
-            other => {
-                return Err(format!(
-                    "long poll {i} returned {} messages, not the one sent",
-                    other.len()
-                )
-                .into())
+            let sent = Instant::now();
+            sender.send(&url, &plain(text.clone())).await?;
+            let (msgs, woke) = answers.recv().await.ok_or("the poller thread stopped")??;
+            match msgs.as_slice() {
+                [m] if m.body == text => {}
+                other => {
+                    return Err(format!(
+                        "long poll {i} returned {} messages, not the one sent",
+                        other.len()
+                    )
+                    .into())
+                }
             }
+            latencies.push(woke.saturating_duration_since(sent).as_nanos() as u64);
+            sender.delete_batch(&url, &msgs).await
+        };
+        if let Err(e) = step.await {
+            outcome = Err(e);
+            break;
         }
-        latencies.push(woke.saturating_duration_since(sent).as_nanos() as u64);
-        sender.delete_batch(&url, &msgs).await?;
     }
+    drop(go);
+    // It ends once its last poll has returned (at most its 5 s wait).
+    let _ = tokio::task::spawn_blocking(move || poller.join()).await;
+    outcome?;
     let elapsed = start.elapsed();
     expect_stored(run, &url, 0).await?;
     delete_queue(run, &url).await?;
@@ -843,6 +859,44 @@ pub async fn longpoll_wake(run: &Run<'_>, iterations: usize) -> BoxResult<Measur
         latencies,
     );
     Ok(m)
+}
+
+/// The `longpoll-wake` poller: one ReceiveMessage per signal on `polls`,
+/// each answer (and the instant it returned) sent back on `answers`.
+fn poll_on_own_thread(
+    endpoint: Endpoint,
+    kind: ClientKind,
+    url: String,
+    mut polls: tokio::sync::mpsc::UnboundedReceiver<()>,
+    answers: tokio::sync::mpsc::UnboundedSender<BoxResult<(Vec<Msg>, Instant)>>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = answers.send(Err(e.into()));
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        // Connected here, so that its connection is this runtime's.
+        let mut poller = match endpoint.client(kind).await {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = answers.send(Err(e));
+                return;
+            }
+        };
+        while polls.recv().await.is_some() {
+            let got = poller.receive(&url, 1, 5).await;
+            let woke = Instant::now();
+            if answers.send(got.map(|m| (m, woke))).is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// `backlog`: the receive + delete rate with `depth` messages queued, for
