@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use aws_sdk_sqs::Client;
-use common::create_queue_via;
 use common::process::{self, free_port};
+use common::{create_queue_via, send_via};
 
 const START: &str = "2026-01-01T00:00:00Z";
 
@@ -732,12 +732,7 @@ async fn relaxed_mode_flushes_on_sigterm() {
     let c = s.client();
     let url = create_queue_via(&c, "r", &[]).await;
     for i in 0..50 {
-        c.send_message()
-            .queue_url(&url)
-            .message_body(format!("m{i}"))
-            .send()
-            .await
-            .unwrap();
+        send_via(&c, &url, &format!("m{i}")).await;
     }
     let status = Command::new("kill")
         .args(["-TERM", &s.child.id().to_string()])
@@ -761,12 +756,7 @@ async fn relaxed_mode_commits_without_a_stop() {
     let c = s.client();
     let url = create_queue_via(&c, "r", &[]).await;
     for i in 0..20 {
-        c.send_message()
-            .queue_url(&url)
-            .message_body(format!("m{i}"))
-            .send()
-            .await
-            .unwrap();
+        send_via(&c, &url, &format!("m{i}")).await;
     }
     // Wall-clock on purpose: the interval is the writer's, not the
     // engine's clock. Ten intervals leave room for a slow machine.

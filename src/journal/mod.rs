@@ -137,7 +137,7 @@ struct Pending {
     closing: bool,
     /// The writer sleeps until `ticket` reaches this; 0 while it works.
     /// A publication wakes it only then, so requests make no wake-up
-    /// call while a commit is under way or a group is still filling.
+    /// call while a commit is under way.
     wake_at: u64,
 }
 
