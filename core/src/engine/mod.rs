@@ -12,7 +12,8 @@
 //! - the state: `queue.rs` (one queue: its settings and its store behind
 //!   one lock, and its wake-ups), `store.rs` (the message state machine of
 //!   one queue: the one place a message changes state), `message.rs` (a
-//!   stored message, its states and transitions, as plain data);
+//!   stored message, its states and transitions, as plain data),
+//!   `dedup.rs` (a FIFO queue's five-minute deduplication window);
 //! - the event bus: `events.rs` (every transition emitted once, in order,
 //!   to subscribers outside the engine; wake-ups of waiting long polls);
 //! - for the layers around: `inspect.rs` (typed views and by-id operations
@@ -30,6 +31,7 @@ mod access;
 mod actions;
 mod attributes;
 mod checksum;
+mod dedup;
 pub mod events;
 mod faults;
 mod inspect;

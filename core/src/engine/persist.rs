@@ -318,12 +318,13 @@ impl Restorer<'_> {
             return;
         }
         let scope = if state.dedup_per_group {
-            record.group
+            record.group.as_str()
         } else {
-            String::new()
+            ""
         };
         state.dedup.insert(
-            (scope, record.dedup_id),
+            scope,
+            &record.dedup_id,
             DedupEntry {
                 message_id: record.message_id,
                 sequence_number: record.sequence_number,

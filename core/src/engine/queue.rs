@@ -1,7 +1,7 @@
 //! One queue: its settings, tags and messages behind one lock, and the
 //! notification long polls wait on.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,9 +9,9 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use tokio::sync::Notify;
-use uuid::Uuid;
 
 use super::attributes::QueueSettings;
+pub use super::dedup::{Dedup, DedupEntry};
 use super::events::{EventBus, Wakes};
 use super::receipt::ReceiptKey;
 use super::store::{ExtensionFlags, MessageStore};
@@ -124,52 +124,6 @@ pub struct Attempt {
     pub expires_ms: u64,
     /// (slot, receipt nonce) of each message returned.
     pub messages: Vec<(u64, u64)>,
-}
-
-/// A remembered FIFO send.
-#[derive(Debug, Clone, Copy)]
-pub struct DedupEntry {
-    pub message_id: Uuid,
-    pub sequence_number: u128,
-    pub expires_ms: u64,
-}
-
-/// FIFO deduplication ids seen in the last five minutes, kept even after
-/// their message is gone.
-#[derive(Debug, Default)]
-pub struct Dedup {
-    entries: HashMap<(String, String), DedupEntry>,
-    order: VecDeque<(u64, (String, String))>,
-}
-
-impl Dedup {
-    pub fn prune(&mut self, now: u64) {
-        while let Some((expires, _)) = self.order.front() {
-            if *expires > now {
-                break;
-            }
-            let (expires, key) = self.order.pop_front().expect("front exists");
-            if self
-                .entries
-                .get(&key)
-                .is_some_and(|e| e.expires_ms == expires)
-            {
-                self.entries.remove(&key);
-            }
-        }
-    }
-
-    pub fn get(&self, key: &(String, String), now: u64) -> Option<DedupEntry> {
-        self.entries
-            .get(key)
-            .filter(|e| e.expires_ms > now)
-            .copied()
-    }
-
-    pub fn insert(&mut self, key: (String, String), entry: DedupEntry) {
-        self.order.push_back((entry.expires_ms, key.clone()));
-        self.entries.insert(key, entry);
-    }
 }
 
 impl QueueState {

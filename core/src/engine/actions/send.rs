@@ -289,29 +289,30 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     message.sent_ms = now;
     if state.settings.fifo {
         let scope = if state.dedup_per_group {
-            message.group_id().map_or("", |g| &**g).to_string()
+            message.group_id().map_or("", |g| &**g)
         } else {
-            String::new()
+            ""
         };
-        let key = (scope, message.dedup_id().unwrap_or_default().to_string());
+        let id = message.dedup_id().unwrap_or_default();
         state.dedup.prune(now);
-        if let Some(original) = state.dedup.get(&key, now) {
+        if let Some(original) = state.dedup.get(scope, id, now) {
             // A duplicate: accepted, not enqueued, answered as the original.
             result.message_id = IdText(original.message_id);
             result.sequence_number = Some(original.sequence_number.to_string());
             return result;
         }
         let sequence = state.next_sequence_number(now);
-        message.optional_mut().sequence_number = Some(sequence);
-        result.sequence_number = Some(sequence.to_string());
         state.dedup.insert(
-            key,
+            scope,
+            id,
             DedupEntry {
                 message_id: message.message_id,
                 sequence_number: sequence,
                 expires_ms: now + DEDUP_WINDOW_MS,
             },
         );
+        message.optional_mut().sequence_number = Some(sequence);
+        result.sequence_number = Some(sequence.to_string());
     }
     let delay_ms = prepared
         .delay_ms
