@@ -317,11 +317,7 @@ impl Restorer<'_> {
         if record.expires_ms <= self.now || record.sequence_number <= state.dedup_floor {
             return;
         }
-        let scope = if state.dedup_per_group {
-            record.group.as_str()
-        } else {
-            ""
-        };
+        let scope = state.dedup_scope(&record.group);
         state.dedup.insert(
             scope,
             &record.dedup_id,

@@ -127,6 +127,16 @@ pub struct Attempt {
 }
 
 impl QueueState {
+    /// The deduplication scope of a send in `group`: the group itself
+    /// when the queue deduplicates per group, else one scope for all.
+    pub fn dedup_scope<'a>(&self, group: &'a str) -> &'a str {
+        if self.dedup_per_group {
+            group
+        } else {
+            ""
+        }
+    }
+
     /// Applies the transitions time has made due.
     pub fn tick(&mut self, now: u64) {
         let retention_ms = self.settings.message_retention_period as u64 * 1000;

@@ -288,11 +288,7 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     let message = &mut prepared.message;
     message.sent_ms = now;
     if state.settings.fifo {
-        let scope = if state.dedup_per_group {
-            message.group_id().map_or("", |g| &**g)
-        } else {
-            ""
-        };
+        let scope = state.dedup_scope(message.group_id().map_or("", |g| &**g));
         let id = message.dedup_id().unwrap_or_default();
         state.dedup.prune(now);
         if let Some(original) = state.dedup.get(scope, id, now) {
