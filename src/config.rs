@@ -92,7 +92,11 @@ pub struct Config {
     #[arg(long, env = "RETSU_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<std::path::PathBuf>,
 
-    /// With --data-dir: "full" answers only after the change is on disk (fsync); "relaxed" answers at once and writes every 200 ms (a crash may lose the last 200 ms).
+    /// Keep queues and messages in a PostgreSQL database (postgres://user[:password]@host[:port]/database), in its schema "retsu"; instead of --data-dir.
+    #[arg(long, env = "RETSU_STORE", value_name = "URL", value_parser = crate::journal::Store::parse, conflicts_with = "data_dir", hide_env_values = true)]
+    pub store: Option<crate::journal::Store>,
+
+    /// With --data-dir or --store, what an answer survives: "full" answers after a commit that survives power loss; "process" after the commit reached the OS or the database (survives kill -9 of Retsu, not a power cut); "relaxed" answers at once and commits every 200 ms (a crash may lose the last 200 ms).
     #[arg(long, env = "RETSU_DURABILITY", value_enum, default_value_t = crate::journal::DurabilityMode::Full)]
     pub durability: crate::journal::DurabilityMode,
 
@@ -177,6 +181,7 @@ impl Default for Config {
             history_events: 100_000,
             history_finished: 1_000,
             data_dir: None,
+            store: None,
             durability: crate::journal::DurabilityMode::Full,
             log_level: "info".into(),
             limits: HttpLimits::default(),
@@ -191,6 +196,13 @@ impl Config {
             port: 0,
             ..Config::default()
         }
+    }
+
+    /// Where the journal keeps state, if anywhere: `--store` or `--data-dir`.
+    pub fn journal_store(&self) -> Option<crate::journal::Store> {
+        self.store
+            .clone()
+            .or_else(|| self.data_dir.clone().map(crate::journal::Store::Dir))
     }
 
     /// The clock `--clock` and `--clock-start` ask for.

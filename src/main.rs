@@ -184,18 +184,19 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
 
     // The checked plan on the real engine, before the socket opens.
     let clock = Arc::new(config.build_clock());
-    let (engine, journal) = match &config.data_dir {
+    let store = config.journal_store();
+    let (engine, journal) = match &store {
         None => (Engine::new(clock, config.engine_config()), None),
-        Some(dir) => {
+        Some(store) => {
             let started = std::time::Instant::now();
-            match Journal::open(dir, config.durability, clock, config.engine_config()) {
+            match Journal::open(store, config.durability, clock, config.engine_config()) {
                 Ok((engine, journal)) => {
                     tracing::info!(
-                        data_dir = %dir.display(),
+                        store = %journal.store,
                         queues = journal.restored.0,
                         messages = journal.restored.1,
                         elapsed_ms = started.elapsed().as_millis() as u64,
-                        "data directory loaded"
+                        "stored state loaded"
                     );
                     (engine, Some(journal))
                 }
@@ -223,10 +224,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     }
     // The file's queues and topics (new or updated) are part of the stored state.
     engine.queues_changed();
-    let storage = config
-        .data_dir
-        .as_ref()
-        .map_or("in memory".into(), |d| d.display().to_string());
+    let storage = store.map_or("in memory".into(), |s| s.describe());
     let address = format!("{}:{}", config.host, config.port);
     let server = match retsu::server::start_with_services(config, engine, services).await {
         Ok(server) => server,

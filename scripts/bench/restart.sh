@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Restart load of a data directory holding N (default 1,000,000) stored
 # 1 KiB messages: time from exec to the port answering, and the server's
-# own "data directory loaded" figure. Deletes the directory afterwards.
+# own "stored state loaded" figure. Deletes the directory afterwards.
 #   cargo build --release --bin retsu && scripts/bench/restart.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +30,7 @@ START=$(date +%s.%N)
 wait_port
 END=$(date +%s.%N)
 echo "exec to serving: $(echo "$END - $START" | bc) s"
-grep -o 'data directory loaded.*' target/restart.log || true
+grep -o 'stored state loaded.*' target/restart.log || true
 echo "RSS: $(grep VmRSS /proc/$PID/status)"
 call GetQueueAttributes "{\"QueueUrl\":\"http://127.0.0.1:$PORT/000000000000/big\",\"AttributeNames\":[\"ApproximateNumberOfMessages\"]}"
 echo

@@ -283,11 +283,8 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
         ["queues", _, _, _, "reset"] | ["reset"] if m == Method::POST => Some(true),
         _ => None,
     };
-    if persisted.is_some() && admin.engine.storage_failing() {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server cannot write to its data directory; only reads are served until it can",
-        );
+    if let Some(refusal) = persisted.and(admin.engine.storage_refusal()) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &refusal.message);
     }
     let response = route(&admin, &segs, &request, path);
     if let Some(queue_level) = persisted {

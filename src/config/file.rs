@@ -51,6 +51,7 @@ pub struct FileConfig {
     pub no_admin: Option<bool>,
     pub admin_token: Option<String>,
     pub data_dir: Option<Spanned<String>>,
+    pub store: Option<Spanned<String>>,
     pub durability: Option<Spanned<crate::journal::DurabilityMode>>,
     pub log_level: Option<Spanned<String>>,
     pub log_format: Option<Spanned<LogFormat>>,
@@ -295,8 +296,23 @@ impl FileConfig {
                 ));
             }
         }
-        if let Some(v) = self.data_dir.as_ref().filter(|_| unset("data_dir")) {
+        // A flag or variable naming where state is kept wins over both
+        // file keys.
+        let where_set = !unset("data_dir") || !unset("store");
+        if let Some(v) = self.data_dir.as_ref().filter(|_| !where_set) {
             config.data_dir = Some(v.get_ref().into());
+        }
+        if let Some(v) = self.store.as_ref().filter(|_| !where_set) {
+            config.store = Some(
+                crate::journal::Store::parse(v.get_ref())
+                    .map_err(|e| source.error(Some(v.span()), e))?,
+            );
+        }
+        if config.store.is_some() && config.data_dir.is_some() {
+            return Err(source.error(
+                None,
+                "store and data_dir both name where state is kept; give one",
+            ));
         }
         if let Some(v) = self.durability.as_ref().filter(|_| unset("durability")) {
             config.durability = *v.get_ref();

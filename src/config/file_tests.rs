@@ -525,6 +525,7 @@ async fn the_example_file_is_complete_and_valid() {
         "no_admin",
         "admin_token",
         "data_dir",
+        "store",
         "durability",
         "log_level",
         "log_format",

@@ -1,5 +1,6 @@
-//! Persistence: the journal keeps a data directory's SQLite database in
-//! step with the engine, and loads it back at start.
+//! Persistence: the journal keeps a store (a data directory's SQLite
+//! database, or a PostgreSQL database) in step with the engine, and loads
+//! it back at start.
 //!
 //! It is a subscriber of the engine's event stream (engine/events.rs): the
 //! one place where messages change state reports each change, with a
@@ -10,87 +11,118 @@
 //! sense together (a message leaving one queue and arriving in another; a
 //! move task's step and its new count) come as an event group, held on the
 //! publishing thread and pushed at once, so they share a commit. Publishing only
-//! appends to a pending list; one writer thread turns whatever is pending
-//! into one SQLite transaction and commits it (WAL, `synchronous=FULL`:
-//! one fsync per commit), so the requests of many clients share a commit
+//! appends to a pending list; one writer thread folds whatever is pending
+//! into one [`Batch`] (the last state of each row) and its backend commits
+//! it as one transaction, so the requests of many clients share a commit
 //! (group commit). Every answer waits until the commit that holds what
 //! was emitted before it (`Engine::handle`), so a successful response
-//! survives `kill -9` and a power cut. `--durability relaxed` answers at
-//! once and commits every `RELAXED_INTERVAL`.
+//! survives `kill -9`, and with `--durability full` a power cut.
 //!
 //! Time-driven transitions (a delay ending, a visibility timeout running
 //! out) write nothing: the stored deadlines say it all, and the engine
 //! applies them lazily after a restart as it does in memory.
 //!
-//! A failed commit (disk full, I/O error) keeps its changes pending and is
-//! retried; meanwhile requests that would change state are refused with
-//! InternalError before they run (so memory runs at most one batch ahead
-//! of the disk), move tasks pause, and read-only actions are served.
-//! `RETSU_TEST_MAX_DB_PAGES` (test-only) caps the database so tests can
-//! make commits fail as a full disk does.
+//! A failed commit (disk full, I/O error, the database unreachable) keeps
+//! its changes pending and is retried; meanwhile requests that would
+//! change state are refused before they run (so memory runs at most one
+//! batch ahead of the store), move tasks pause, and read-only actions are
+//! served.
 //!
-//! Why SQLite rather than redb: see BENCHMARKS.md ("Persistence store").
+//! Layout: `feed.rs` (the event-stream subscription that turns events into
+//! pending writes), `batch.rs` (pending writes folded into what one commit
+//! writes), `writer.rs` (the writer thread), `rows.rs` (stored rows back
+//! into messages, for either backend), and one folder per backend, each
+//! with its schema and format check, its load, and its commit: `sqlite/`
+//! (`--data-dir`; why SQLite rather than redb: BENCHMARKS.md, "Persistence
+//! store") and `postgres/` (`--store postgres://…`).
 
-//!
-//! Layout: `lock.rs` (the directory's lock), `schema.rs` (tables, the
-//! format check and migration), `load.rs` (the stored state back into a new
-//! engine), `feed.rs` (the event-stream subscription that turns events into
-//! pending writes), `writer.rs` (the writer thread and its transactions).
-
+mod batch;
 mod feed;
-mod load;
-mod lock;
-mod schema;
+mod postgres;
+mod rows;
+mod sqlite;
 mod writer;
 
+use batch::Batch;
 use feed::Feed;
-use lock::lock_dir;
-use writer::writer;
 
-use std::collections::HashMap;
-use std::fs::File;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension};
-use uuid::Uuid;
-
-use crate::api::MessageAttributes;
 use crate::clock::Clock;
 use crate::engine::events::{Event, Subscriber};
 use crate::engine::persist::{DedupRecord, Durability, EngineState, DEDUP_WINDOW_MS};
-use crate::engine::{Engine, EngineConfig, OptionalFields, State, StoredMessage, Transition};
+use crate::engine::{Engine, EngineConfig, StoredMessage, Transition};
 use crate::error::SqsError;
 
-/// The layout this build writes and reads. Bump it (and migrate or
-/// refuse) whenever a table changes. 2 added `attempts` (format 1 is
-/// migrated at open: the table is created).
-pub const FORMAT: i64 = 2;
-const DB_FILE: &str = "retsu.sqlite3";
-const LOCK_FILE: &str = "retsu.lock";
 /// How often `--durability relaxed` commits: the most it can lose.
 pub const RELAXED_INTERVAL: Duration = Duration::from_millis(200);
-/// Test-only knob: caps the database at this many pages (SQLite's
-/// `max_page_count`), so tests can make writes fail as a full disk does.
-/// Not a setting: nothing else reads it, and it is never needed in use.
-pub const TEST_MAX_PAGES: &str = "RETSU_TEST_MAX_DB_PAGES";
-/// A failed commit is retried after this long.
-const RETRY: Duration = Duration::from_millis(500);
+pub use sqlite::TEST_MAX_PAGES;
 
-/// How a successful answer relates to the disk.
+/// What a successful answer survives; named the same for both backends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DurabilityMode {
-    /// Answer only after the commit (group commit, fsync).
+    /// Answer after a commit that survives power loss (SQLite: fsync of
+    /// the WAL; PostgreSQL: `synchronous_commit` as the server has it).
     #[default]
     Full,
+    /// Answer after the commit has reached the operating system or the
+    /// database, not the disk: survives `kill -9` of Retsu, not a power
+    /// cut (SQLite: `synchronous=NORMAL`; PostgreSQL: asynchronous commit).
+    Process,
     /// Answer at once; commit every 200 ms.
     Relaxed,
+}
+
+/// Where the journal keeps its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Store {
+    /// A data directory with one SQLite database (`--data-dir`).
+    Dir(PathBuf),
+    /// A PostgreSQL database, by its URL (`--store postgres://…`).
+    Postgres(String),
+}
+
+impl Store {
+    /// Parses `--store`: a `postgres://` or `postgresql://` URL (the only
+    /// kind so far; a data directory is `--data-dir`).
+    pub fn parse(value: &str) -> Result<Store, String> {
+        let lower = value.to_ascii_lowercase();
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            postgres::check_url(value)?;
+            return Ok(Store::Postgres(value.to_string()));
+        }
+        Err(format!(
+            "--store {}: not a store URL; give postgres://user[:password]@host[:port]/database (a local directory is --data-dir)",
+            postgres::redact(value)
+        ))
+    }
+
+    /// For logs and errors: a directory's path, or the URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Store::Dir(dir) => dir.display().to_string(),
+            Store::Postgres(url) => postgres::redact(url),
+        }
+    }
+}
+
+/// A journal backend, owned by the writer thread once loaded.
+trait Backend: Send {
+    /// Puts the stored state into a new engine: (queues, messages).
+    fn load(&mut self, engine: &Engine) -> Result<(usize, usize), String>;
+    /// Writes one batch in one transaction.
+    fn commit(&mut self, batch: &Batch) -> Result<(), String>;
+    /// What a change is refused with while commits fail.
+    fn refusal(&self) -> SqsError;
+    /// What a request is answered when the commit it waited for failed.
+    fn write_failed(&self) -> SqsError;
 }
 
 /// A change to write.
@@ -156,63 +188,48 @@ struct Inner {
     relaxed: bool,
     /// The last commit failed and none has succeeded since.
     failing: AtomicBool,
+    /// What a change is refused with while commits fail.
+    refusal: SqsError,
+    /// What a request is answered when the commit it waited for failed.
+    write_failed: SqsError,
 }
 
-/// The open journal of a data directory.
+/// The open journal of a store.
 pub struct Journal {
     inner: Arc<Inner>,
     writer: Mutex<Option<JoinHandle<()>>>,
-    /// Held for the journal's life: the data directory's lock.
-    _lock: File,
-    pub dir: PathBuf,
+    /// The store, as logs name it.
+    pub store: String,
     /// What was loaded: (queues, messages).
     pub restored: (usize, usize),
 }
 
-fn sql_err(dir: &Path, e: rusqlite::Error) -> String {
-    format!("data directory {}: {e}", dir.display())
-}
-
 impl Journal {
-    /// Opens (or creates) a data directory, loads it into a new engine,
-    /// and starts journaling that engine. Fails with a message meant for
-    /// the operator: locked, another format, unreadable.
+    /// Opens (or creates) a store, loads it into a new engine, and starts
+    /// journaling that engine. Fails with a message meant for the
+    /// operator (locked, another format, unreadable, unreachable), having
+    /// written nothing where the store was not Retsu's.
     pub fn open(
-        dir: &Path,
+        store: &Store,
         mode: DurabilityMode,
         clock: Arc<dyn Clock>,
         config: EngineConfig,
     ) -> Result<(Arc<Engine>, Arc<Journal>), String> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))?;
-        let lock = lock_dir(dir)?;
-        let path = dir.join(DB_FILE);
-        let mut conn = Connection::open(&path).map_err(|e| sql_err(dir, e))?;
-        let err = |e| sql_err(dir, e);
-        // This process is the database's only user (the directory's lock
-        // says so), so it keeps SQLite's lock for good: no file-lock calls
-        // per transaction, and, set before WAL is first used, no shared
-        // memory index beside the WAL.
-        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
-            .map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| format!("{} is not a Retsu data directory ({e})", dir.display()))?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(err)?;
-        if let Some(pages) = std::env::var(TEST_MAX_PAGES)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        {
-            // Test-only: the database cannot grow past this many pages, so
-            // writes fail with SQLITE_FULL exactly as on a full disk.
-            tracing::warn!("{TEST_MAX_PAGES}={pages}: the database is capped (a test knob)");
-            conn.pragma_update(None, "max_page_count", pages)
-                .map_err(err)?;
-        }
-        let secret = Self::prepare(&mut conn, dir)?;
-
-        let engine = Engine::with_secret(clock.clone(), config, Some(&secret));
-        let restored = Self::load(&conn, &engine, dir)?;
+        // Off the async runtime: PostgreSQL's synchronous client runs a
+        // runtime of its own, which must not nest in the caller's.
+        let (backend, engine, restored) = std::thread::scope(|s| {
+            s.spawn(|| {
+                let (mut backend, secret): (Box<dyn Backend>, Vec<u8>) = match store {
+                    Store::Dir(dir) => sqlite::open(dir, mode)?,
+                    Store::Postgres(url) => postgres::open(url, mode)?,
+                };
+                let engine = Engine::with_secret(clock.clone(), config, Some(&secret));
+                let restored = backend.load(&engine)?;
+                Ok::<_, String>((backend, engine, restored))
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the journal failed to open".to_string()))
+        })?;
 
         let (status, _) = tokio::sync::watch::channel(Status::default());
         let inner = Arc::new(Inner {
@@ -221,19 +238,20 @@ impl Journal {
             status,
             relaxed: mode == DurabilityMode::Relaxed,
             failing: AtomicBool::new(false),
+            refusal: backend.refusal(),
+            write_failed: backend.write_failed(),
         });
         let writer = {
             let inner = inner.clone();
             std::thread::Builder::new()
                 .name("retsu-journal".into())
-                .spawn(move || writer(conn, inner, clock))
+                .spawn(move || writer::run(backend, inner, clock))
                 .map_err(|e| format!("cannot start the journal: {e}"))?
         };
         let journal = Arc::new(Journal {
             inner,
             writer: Mutex::new(Some(writer)),
-            _lock: lock,
-            dir: dir.to_path_buf(),
+            store: store.describe(),
             restored,
         });
         crate::observers::attach_journal(&engine, Arc::new(Feed(journal.inner.clone())));
@@ -259,6 +277,10 @@ impl Durability for Journal {
         self.inner.failing.load(Ordering::Acquire)
     }
 
+    fn refusal(&self) -> SqsError {
+        self.inner.refusal.clone()
+    }
+
     fn wait(&self) -> Pin<Box<dyn Future<Output = Result<(), SqsError>> + Send + '_>> {
         let ticket = self
             .inner
@@ -277,18 +299,12 @@ impl Durability for Journal {
                     return Ok(());
                 }
                 if s.failed >= ticket {
-                    return Err(write_failed());
+                    return Err(self.inner.write_failed.clone());
                 }
                 if status.changed().await.is_err() {
-                    return Err(write_failed());
+                    return Err(self.inner.write_failed.clone());
                 }
             }
         })
     }
-}
-
-pub(crate) fn write_failed() -> SqsError {
-    SqsError::internal(
-        "The server could not write to its data directory; the request may not have taken effect. Please retry.",
-    )
 }

@@ -414,10 +414,8 @@ impl Engine {
                 return self.run(ctx, request).await;
             }
         } else if durability.failing() {
-            // Memory must not run further ahead of the disk.
-            return Err(SqsError::internal(
-                "The server cannot write to its data directory; only reads are served until it can. Please retry.",
-            ));
+            // Memory must not run further ahead of the store.
+            return Err(durability.refusal());
         }
         let result = self.run(ctx, request).await;
         if queue_level {

@@ -97,6 +97,13 @@ pub trait Durability: Send + Sync {
     /// Writing has failed and not recovered yet: refuse changes.
     fn failing(&self) -> bool;
 
+    /// What a change refused while `failing` is answered.
+    fn refusal(&self) -> crate::error::SqsError {
+        crate::error::SqsError::internal(
+            "The server cannot write to its data directory; only reads are served until it can. Please retry.",
+        )
+    }
+
     fn wait(
         &self,
     ) -> std::pin::Pin<
@@ -206,6 +213,14 @@ impl Engine {
     /// are refused (memory must not run ahead of the disk).
     pub fn storage_failing(&self) -> bool {
         self.durability.get().is_some_and(|d| d.failing())
+    }
+
+    /// While writing fails: the error a change is refused with.
+    pub fn storage_refusal(&self) -> Option<crate::error::SqsError> {
+        self.durability
+            .get()
+            .filter(|d| d.failing())
+            .map(|d| d.refusal())
     }
 
     /// For changes made outside [`Engine::handle`] (the admin API): reports

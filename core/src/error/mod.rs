@@ -54,6 +54,9 @@ pub enum ErrorCode {
     /// `--auth`: another account's queue that its policy does not open.
     AccessDenied,
     InternalError,
+    /// The store cannot be reached for now (PostgreSQL down or cut off):
+    /// AWS's common error for a temporary failure, which SDKs retry.
+    ServiceUnavailable,
 }
 
 impl ErrorCode {
@@ -94,6 +97,7 @@ impl ErrorCode {
             SignatureDoesNotMatch => "com.amazon.coral.service#InvalidSignatureException",
             AccessDenied => "com.amazon.coral.service#AccessDeniedException",
             InternalError => "com.amazon.coral.service#InternalFailure",
+            ServiceUnavailable => "com.amazon.coral.service#ServiceUnavailableException",
         }
     }
 
@@ -132,6 +136,7 @@ impl ErrorCode {
             SignatureDoesNotMatch => "SignatureDoesNotMatch",
             AccessDenied => "AccessDenied",
             InternalError => "InternalError",
+            ServiceUnavailable => "ServiceUnavailable",
         }
     }
 
@@ -147,6 +152,7 @@ impl ErrorCode {
             ReceiptHandleIsInvalid | ResourceNotFound => 404,
             RequestTimeout => 408,
             InternalError => 500,
+            ServiceUnavailable => 503,
             _ => 400,
         }
     }
@@ -207,6 +213,10 @@ impl SqsError {
 
     pub fn internal(detail: impl Into<String>) -> SqsError {
         SqsError::new(ErrorCode::InternalError, detail)
+    }
+
+    pub fn unavailable(detail: impl Into<String>) -> SqsError {
+        SqsError::new(ErrorCode::ServiceUnavailable, detail)
     }
 }
 

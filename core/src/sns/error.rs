@@ -63,6 +63,17 @@ impl SnsError {
         SnsError::new("InternalError", 500, text)
     }
 
+    /// The store's refusal or failure, in SNS's words: a store that cannot
+    /// be reached is `ServiceUnavailable` (503), anything else internal.
+    pub fn from_store(e: crate::error::SqsError) -> SnsError {
+        match e.code {
+            crate::error::ErrorCode::ServiceUnavailable => {
+                SnsError::new("ServiceUnavailable", 503, e.message)
+            }
+            _ => SnsError::internal(e.message),
+        }
+    }
+
     /// `Sender` for the caller's faults, `Receiver` for the server's.
     pub fn fault(&self) -> &'static str {
         if self.status >= 500 {

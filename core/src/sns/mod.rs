@@ -162,10 +162,10 @@ impl Sns {
         ctx: &RequestContext,
         request: SnsRequest,
     ) -> Result<SnsResponse, SnsError> {
-        if !request.read_only() && self.engine.storage_failing() {
-            return Err(SnsError::internal(
-                "The server cannot write to its data directory; only reads are served until it can. Please retry.",
-            ));
+        if !request.read_only() {
+            if let Some(refusal) = self.engine.storage_refusal() {
+                return Err(SnsError::from_store(refusal));
+            }
         }
         let changes_state = request.changes_state();
         let result = request.run(self, ctx);
@@ -176,7 +176,7 @@ impl Sns {
         } else {
             self.engine.persisted(false).await
         };
-        durable.map_err(|e| SnsError::internal(e.message))?;
+        durable.map_err(SnsError::from_store)?;
         result
     }
 

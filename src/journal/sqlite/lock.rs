@@ -1,6 +1,9 @@
 //! The data directory's lock: one server per directory.
 
-use super::*;
+use std::fs::File;
+use std::path::Path;
+
+use super::LOCK_FILE;
 
 /// Takes the directory's lock, or says who holds it.
 pub(super) fn lock_dir(dir: &Path) -> Result<File, String> {

@@ -1,0 +1,171 @@
+//! The PostgreSQL backend (`--store postgres://…`): the same rows as the
+//! SQLite backend, in the schema `retsu` of the database the URL names.
+//!
+//! One connection, owned by the writer thread, commits each batch as one
+//! transaction; every kind of row is one statement over arrays (`unnest`),
+//! so a commit costs a handful of round trips however many requests it
+//! holds. The connection holds a session advisory lock on the database
+//! for as long as it lives: a second server on the same database refuses
+//! to start, and a server whose connection was lost commits again only
+//! after taking the lock back, so two servers never both write. (A
+//! cluster, where several nodes share one database, replaces this lock
+//! with ownership of each queue.)
+//!
+//! While the database cannot be reached, commits fail and are retried on a
+//! new connection; the journal refuses changes meanwhile with
+//! `ServiceUnavailable` (HTTP 503, which every SDK retries).
+//!
+//! `schema.rs` (tables, the format check), `load.rs` (the tables back
+//! into a new engine), `commit.rs` (a batch as one transaction).
+
+mod commit;
+mod load;
+mod schema;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use postgres::{Client, NoTls};
+
+use super::{Backend, Batch, DurabilityMode, Engine, SqsError};
+
+/// The layout this build writes and reads in the `retsu` schema. Bump it
+/// (and migrate or refuse) whenever a table changes.
+pub const FORMAT: i64 = 1;
+/// The session advisory lock a writing server holds: "retsu" in ASCII.
+const LOCK_KEY: i64 = 0x7265_7473_75;
+/// How long a connection attempt may take unless the URL says.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long sent data may stay unacknowledged before the connection
+/// counts as lost (a cut network, not a closed socket).
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Checks a URL's form without connecting.
+pub(super) fn check_url(url: &str) -> Result<(), String> {
+    url.parse::<postgres::Config>()
+        .map(|_| ())
+        .map_err(|e| format!("--store {}: malformed PostgreSQL URL: {e}", redact(url)))
+}
+
+/// The URL without its password, for logs and errors.
+pub(super) fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_string();
+    };
+    match rest[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &url[..scheme_end + 3],
+            &rest[..colon],
+            &rest[at..]
+        ),
+        None => url.to_string(),
+    }
+}
+
+pub(super) struct Postgres {
+    config: postgres::Config,
+    /// None after the connection was found lost, until it is made again.
+    client: Option<Client>,
+    mode: DurabilityMode,
+    url: String,
+    /// The deduplication floors already applied to the `dedup` table.
+    floors: HashMap<u64, u128>,
+}
+
+/// Connects, takes the database's lock, and checks (or creates) the
+/// tables: the backend and the receipt-handle secret.
+pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>, Vec<u8>), String> {
+    let shown = redact(url);
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e| format!("--store {shown}: malformed PostgreSQL URL: {e}"))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    config.keepalives_idle(Duration::from_secs(5));
+    config.application_name("retsu");
+    let mut client = connect(&config, mode, &shown)?;
+    let secret = schema::prepare(&mut client).map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+    let backend = Postgres {
+        config,
+        client: Some(client),
+        mode,
+        url: shown,
+        floors: HashMap::new(),
+    };
+    Ok((Box::new(backend), secret))
+}
+
+/// A new connection holding the database's lock, set for `mode`.
+fn connect(config: &postgres::Config, mode: DurabilityMode, shown: &str) -> Result<Client, String> {
+    let mut client = config
+        .connect(NoTls)
+        .map_err(|e| format!("cannot connect to PostgreSQL {shown}: {e}"))?;
+    let locked: bool = client
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+    if !locked {
+        return Err(format!(
+            "PostgreSQL {shown} is in use by another Retsu server (it holds the database's advisory lock {LOCK_KEY}); stop it or choose another database"
+        ));
+    }
+    // `full` keeps the server's own setting (on unless the operator
+    // changed it; with synchronous standbys it waits for them too).
+    // `process` and `relaxed`: the commit returns once PostgreSQL has it
+    // in memory and its WAL writer will flush it, so it survives Retsu's
+    // crash but not PostgreSQL's.
+    if mode != DurabilityMode::Full {
+        client
+            .batch_execute("SET synchronous_commit = off")
+            .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+    }
+    Ok(client)
+}
+
+impl Backend for Postgres {
+    fn load(&mut self, engine: &Engine) -> Result<(usize, usize), String> {
+        let client = self.client.as_mut().ok_or("not connected")?;
+        load::load(client, engine).map_err(|e| format!("PostgreSQL {}: {e}", self.url))
+    }
+
+    fn commit(&mut self, batch: &Batch) -> Result<(), String> {
+        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
+            self.client = None;
+            self.client = Some(connect(&self.config, self.mode, &self.url)?);
+            tracing::info!("journal: reconnected to PostgreSQL {}", self.url);
+        }
+        let client = self.client.as_mut().ok_or("not connected")?;
+        let result = commit::commit(client, batch, &mut self.floors);
+        if let Err(e) = &result {
+            // A lost connection is made again on the next try; a failed
+            // statement on a live one leaves it usable (the transaction
+            // was rolled back).
+            if e.is_closed() || client.is_closed() {
+                self.client = None;
+            }
+        }
+        result.map_err(|e| e.to_string())
+    }
+
+    fn refusal(&self) -> SqsError {
+        SqsError::unavailable(
+            "The server cannot reach its database; only reads are served until it can. Please retry.",
+        )
+    }
+
+    fn write_failed(&self) -> SqsError {
+        SqsError::unavailable(
+            "The server could not reach its database; the request may not have taken effect. Please retry.",
+        )
+    }
+}
