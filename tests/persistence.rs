@@ -1,11 +1,16 @@
 //! `--data-dir`: the real binary, killed with SIGKILL and started again on
 //! the same directory. Time is the server's frozen clock (moved through
 //! the admin API) except in the load test, which runs on the wall clock.
+//!
+//! With `RETSU_TEST_POSTGRES` set (`scripts/postgres.sh run cargo test
+//! --test persistence`), the same tests run on `--store postgres://…`,
+//! one database per test directory; the few that reach into SQLite's file
+//! say so and are skipped there (tests/postgres.rs has PostgreSQL's own).
 
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -110,7 +115,9 @@ impl Running {
     }
 }
 
-struct TempDir(PathBuf);
+/// A data directory, and with `RETSU_TEST_POSTGRES` the database that
+/// stands for it.
+struct TempDir(PathBuf, Option<String>);
 
 impl TempDir {
     fn new(name: &str) -> TempDir {
@@ -120,8 +127,18 @@ impl TempDir {
             rand_suffix()
         ));
         let _ = std::fs::remove_dir_all(&path);
-        TempDir(path)
+        let database = common::pg::admin_url().map(|_| common::pg::fresh_database(name));
+        TempDir(path, database)
     }
+}
+
+/// On PostgreSQL, says why a test that reaches into SQLite's file is not run.
+fn sqlite_only(why: &str) -> bool {
+    if common::pg::admin_url().is_some() {
+        eprintln!("skipped on PostgreSQL: {why}");
+        return true;
+    }
+    false
 }
 
 impl Drop for TempDir {
@@ -138,20 +155,21 @@ fn rand_suffix() -> u64 {
 }
 
 /// `retsu` on `dir` and `port`, with no RETSU_* variable of the test's own.
-fn command(dir: &Path, port: u16, extra: &[&str]) -> Command {
+fn command(dir: &TempDir, port: u16, extra: &[&str]) -> Command {
     let mut c = process::retsu();
-    c.arg("--data-dir")
-        .arg(dir)
-        .args(["--port", &port.to_string()])
-        .args(extra);
+    match &dir.1 {
+        Some(url) => c.args(["--store", url]),
+        None => c.arg("--data-dir").arg(&dir.0),
+    };
+    c.args(["--port", &port.to_string()]).args(extra);
     c
 }
 
-async fn start(dir: &Path, extra: &[&str]) -> Running {
+async fn start(dir: &TempDir, extra: &[&str]) -> Running {
     start_with(dir, extra, &[]).await
 }
 
-async fn start_with(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
+async fn start_with(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Running {
     let port = free_port();
     let mut command = command(dir, port, extra);
     command.envs(env.iter().copied());
@@ -187,7 +205,7 @@ async fn counts(c: &Client, url: &str) -> (String, String, String) {
 #[tokio::test]
 async fn queues_messages_receipts_and_dedup_survive_kill_9() {
     let dir = TempDir::new("roundtrip");
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
 
     // Queue-level state: attributes, redrive by ARN, tags, a policy.
@@ -323,7 +341,7 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
     );
     s.kill9();
 
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
     let mut names: Vec<String> = c
         .list_queues()
@@ -461,28 +479,34 @@ async fn queues_messages_receipts_and_dedup_survive_kill_9() {
 #[tokio::test]
 async fn a_second_server_refuses_a_locked_data_dir() {
     let dir = TempDir::new("lock");
-    let first = start(&dir.0, &[]).await;
-    let out = command(&dir.0, free_port(), &[]).output().unwrap();
+    let first = start(&dir, &[]).await;
+    let out = command(&dir, free_port(), &[]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("in use by another Retsu"), "{err}");
-    assert!(err.contains(&first.child.id().to_string()), "{err}");
+    if dir.1.is_none() {
+        // The directory's lock file names the holder's pid.
+        assert!(err.contains(&first.child.id().to_string()), "{err}");
+    }
     drop(first);
     // Once the first is gone, the directory opens.
-    let again = start(&dir.0, &[]).await;
+    let again = start(&dir, &[]).await;
     drop(again);
 }
 
 #[tokio::test]
 async fn another_format_is_refused_never_misread() {
+    if sqlite_only("it rewrites SQLite's meta table (PostgreSQL's: tests/postgres.rs)") {
+        return;
+    }
     let dir = TempDir::new("format");
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     s.kill9();
     let conn = rusqlite::Connection::open(dir.0.join("retsu.sqlite3")).unwrap();
     conn.execute("UPDATE meta SET value = 99 WHERE key = 'format'", [])
         .unwrap();
     drop(conn);
-    let out = command(&dir.0, free_port(), &[]).output().unwrap();
+    let out = command(&dir, free_port(), &[]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -512,7 +536,7 @@ async fn sigterm_under_load_exits_0_and_keeps_everything_acknowledged() {
 
 async fn load_then_stop(name: &str, graceful: bool) {
     let dir = TempDir::new(name);
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let c = s.client();
     let url = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
     let ledger = Arc::new(Mutex::new(Ledger::default()));
@@ -535,7 +559,7 @@ async fn load_then_stop(name: &str, graceful: bool) {
         "too little load: {}",
         ledger.acked.len()
     );
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     check_ledger(&s, &["load".to_string()], &ledger).await;
 }
 
@@ -551,7 +575,7 @@ async fn repeated_kill_9_under_load_loses_nothing_acknowledged() {
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut names = vec!["load".to_string()];
     for round in 0..ROUNDS {
-        let s = start(&dir.0, &[]).await;
+        let s = start(&dir, &[]).await;
         let c = s.client();
         let _ = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
         let urls: Vec<String> = names.iter().map(|n| s.url(n)).collect();
@@ -604,7 +628,7 @@ async fn repeated_kill_9_under_load_loses_nothing_acknowledged() {
         "too little load: {}",
         ledger.acked.len()
     );
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     check_ledger(&s, &names, &ledger).await;
 }
 
@@ -728,7 +752,7 @@ async fn check_ledger(s: &Running, names: &[String], ledger: &Ledger) {
 #[tokio::test]
 async fn relaxed_mode_flushes_on_sigterm() {
     let dir = TempDir::new("relaxed");
-    let mut s = start(&dir.0, &["--durability", "relaxed"]).await;
+    let mut s = start(&dir, &["--durability", "relaxed"]).await;
     let c = s.client();
     let url = create_queue_via(&c, "r", &[]).await;
     for i in 0..50 {
@@ -741,7 +765,7 @@ async fn relaxed_mode_flushes_on_sigterm() {
     assert!(status.success());
     let exit = s.child.wait().unwrap();
     assert!(exit.success(), "{exit}");
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let a = attributes(&s.client(), &s.url("r")).await;
     assert_eq!(a["ApproximateNumberOfMessages"], "50");
 }
@@ -752,7 +776,7 @@ async fn relaxed_mode_flushes_on_sigterm() {
 #[tokio::test]
 async fn relaxed_mode_commits_without_a_stop() {
     let dir = TempDir::new("relaxed-kill9");
-    let s = start(&dir.0, &["--durability", "relaxed"]).await;
+    let s = start(&dir, &["--durability", "relaxed"]).await;
     let c = s.client();
     let url = create_queue_via(&c, "r", &[]).await;
     for i in 0..20 {
@@ -762,7 +786,7 @@ async fn relaxed_mode_commits_without_a_stop() {
     // engine's clock. Ten intervals leave room for a slow machine.
     tokio::time::sleep(10 * retsu::journal::RELAXED_INTERVAL).await;
     s.kill9();
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let a = attributes(&s.client(), &s.url("r")).await;
     assert_eq!(a["ApproximateNumberOfMessages"], "20");
 }
@@ -817,7 +841,7 @@ async fn drain(c: &Client, url: &str) -> Vec<String> {
 /// and every message is in the destination exactly once.
 async fn move_task_resumes(name: &str, graceful: bool) {
     let dir = TempDir::new(name);
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
     for q in ["dlq", "dest"] {
         c.create_queue().queue_name(q).send().await.unwrap();
@@ -864,7 +888,7 @@ async fn move_task_resumes(name: &str, graceful: bool) {
 
     // The frozen clock starts where it was stopped.
     let s = start(
-        &dir.0,
+        &dir,
         &["--clock", "frozen", "--clock-start", "2026-01-01T00:00:02Z"],
     )
     .await;
@@ -923,7 +947,7 @@ async fn send_fifo(c: &Client, url: &str, body: &str, dedup: &str) -> (String, S
 #[tokio::test]
 async fn admin_changes_survive_kill_9() {
     let dir = TempDir::new("admin");
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
     let fifo = create_queue_via(&c, "f.fifo", &[("FifoQueue", "true")]).await;
     send_fifo(&c, &fifo, "before-1", "d0").await;
@@ -940,7 +964,7 @@ async fn admin_changes_survive_kill_9() {
     assert!(after_seq.parse::<u128>().unwrap() > seq_before.parse::<u128>().unwrap());
     s.kill9();
 
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
     let fifo = s.url("f.fifo");
     assert_eq!(counts(&c, &fifo).await.0, "1", "the reset emptied it");
@@ -1031,7 +1055,7 @@ async fn admin_changes_survive_kill_9() {
     assert_eq!(status, 200);
     s.kill9();
 
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
     assert_eq!(counts(&c, &s.url("src")).await.0, "0");
     assert_eq!(counts(&c, &s.url("dlq")).await.0, "0", "restored out");
@@ -1045,7 +1069,7 @@ async fn admin_changes_survive_kill_9() {
         (200, &serde_json::json!(5))
     );
     s.kill9();
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let left = s
         .client()
         .list_queues()
@@ -1087,7 +1111,7 @@ async fn receive_attempt(c: &Client, url: &str, attempt: &str) -> Vec<(String, S
 #[tokio::test]
 async fn receive_attempts_replay_after_kill_9() {
     let dir = TempDir::new("attempts");
-    let s = start(&dir.0, FROZEN).await;
+    let s = start(&dir, FROZEN).await;
     let c = s.client();
     let url = create_queue_via(
         &c,
@@ -1127,7 +1151,7 @@ async fn receive_attempts_replay_after_kill_9() {
     s.kill9();
 
     let s = start(
-        &dir.0,
+        &dir,
         &["--clock", "frozen", "--clock-start", "2026-01-01T00:00:10Z"],
     )
     .await;
@@ -1141,7 +1165,7 @@ async fn receive_attempts_replay_after_kill_9() {
     // The replay (which extended the messages' visibility) keeps the
     // attempt: a second restart replays it again.
     let s = start(
-        &dir.0,
+        &dir,
         &["--clock", "frozen", "--clock-start", "2026-01-01T00:00:20Z"],
     )
     .await;
@@ -1243,8 +1267,11 @@ async fn refuses_changes_serves_reads(s: &Running, url: &str, stored: usize) {
 /// the cap, exactly the acknowledged messages are there.
 #[tokio::test]
 async fn a_full_store_refuses_changes_serves_reads_and_keeps_what_was_acknowledged() {
+    if sqlite_only("SQLite's page cap stands for a full disk (PostgreSQL's outage: tests/postgres.rs)") {
+        return;
+    }
     let dir = TempDir::new("full");
-    let s = start_with(&dir.0, &[], &[("RETSU_TEST_MAX_DB_PAGES", "64")]).await;
+    let s = start_with(&dir, &[], &[("RETSU_TEST_MAX_DB_PAGES", "64")]).await;
     let c = s.client_no_retry();
     let url = create_queue_via(&c, "q", &[]).await;
     let (acked, failed, code) = fill(&c, &url, "m").await;
@@ -1253,7 +1280,7 @@ async fn a_full_store_refuses_changes_serves_reads_and_keeps_what_was_acknowledg
     refuses_changes_serves_reads(&s, &url, acked.len()).await;
     s.kill9();
 
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let c = s.client();
     let mut stored = drain(&c, &s.url("q")).await;
     stored.sort();
@@ -1293,6 +1320,9 @@ impl Drop for Mount {
 /// message is there once.
 #[tokio::test]
 async fn a_full_disk_refuses_changes_then_recovers() {
+    if sqlite_only("a full disk under SQLite's file (PostgreSQL's outage: tests/postgres.rs)") {
+        return;
+    }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: mounting a tmpfs needs root");
@@ -1311,7 +1341,7 @@ async fn a_full_disk_refuses_changes_then_recovers() {
         return;
     }
     let mount = Mount(root.0.clone());
-    let data = mount.0.join("data");
+    let data = TempDir(mount.0.join("data"), None);
     let s = start(&data, &[]).await;
     let c = s.client_no_retry();
     let url = create_queue_via(&c, "q", &[]).await;
@@ -1386,8 +1416,11 @@ async fn a_full_disk_refuses_changes_then_recovers() {
 /// at open, its contents kept.
 #[tokio::test]
 async fn a_format_1_directory_is_migrated() {
+    if sqlite_only("format 1 is SQLite's alone") {
+        return;
+    }
     let dir = TempDir::new("migrate");
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let c = s.client();
     let url = create_queue_via(&c, "old", &[]).await;
     c.send_message()
@@ -1402,7 +1435,7 @@ async fn a_format_1_directory_is_migrated() {
         .unwrap();
     drop(conn);
 
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     assert_eq!(
         drain(&s.client(), &s.url("old")).await,
         vec!["kept".to_string()]
@@ -1427,7 +1460,7 @@ async fn a_format_1_directory_is_migrated() {
 #[tokio::test]
 async fn sns_topics_subscriptions_and_answered_publishes_survive_kill_9() {
     let dir = TempDir::new("sns");
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let (c, sns) = (s.client(), common::sns_client(&s.endpoint()));
     let url = create_queue_via(&c, "fanout", &[]).await;
     let topic = sns
@@ -1469,7 +1502,7 @@ async fn sns_topics_subscriptions_and_answered_publishes_survive_kill_9() {
     }
     s.kill9();
 
-    let s = start(&dir.0, &[]).await;
+    let s = start(&dir, &[]).await;
     let (c, sns) = (s.client(), common::sns_client(&s.endpoint()));
     let attrs = sns
         .get_topic_attributes()

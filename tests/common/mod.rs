@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 mod admin;
+pub mod pg;
 pub mod process;
 mod sdk;
 #[allow(unused_imports)]

@@ -7,7 +7,7 @@ use super::Engine;
 
 /// Puts the stored state into the engine. Returns (queues, messages).
 pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize), String> {
-    let err = |e: postgres::Error| e.to_string();
+    let err = |e: postgres::Error| super::describe(&e);
     // One snapshot for every table.
     let mut tx = client
         .build_transaction()

@@ -68,6 +68,22 @@ pub(super) fn redact(url: &str) -> String {
     }
 }
 
+/// An error with its cause: rust-postgres's own text ("db error", "error
+/// connecting to server") leaves out what the server or the socket said.
+pub(super) fn describe(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 pub(super) struct Postgres {
     config: postgres::Config,
     /// None after the connection was found lost, until it is made again.
@@ -109,11 +125,11 @@ pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>,
 fn connect(config: &postgres::Config, mode: DurabilityMode, shown: &str) -> Result<Client, String> {
     let mut client = config
         .connect(NoTls)
-        .map_err(|e| format!("cannot connect to PostgreSQL {shown}: {e}"))?;
+        .map_err(|e| format!("cannot connect to PostgreSQL {shown}: {}", describe(&e)))?;
     let locked: bool = client
         .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])
         .and_then(|r| r.try_get(0))
-        .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+        .map_err(|e| format!("PostgreSQL {shown}: {}", describe(&e)))?;
     if !locked {
         return Err(format!(
             "PostgreSQL {shown} is in use by another Retsu server (it holds the database's advisory lock {LOCK_KEY}); stop it or choose another database"
@@ -127,7 +143,7 @@ fn connect(config: &postgres::Config, mode: DurabilityMode, shown: &str) -> Resu
     if mode != DurabilityMode::Full {
         client
             .batch_execute("SET synchronous_commit = off")
-            .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+            .map_err(|e| format!("PostgreSQL {shown}: {}", describe(&e)))?;
     }
     Ok(client)
 }
@@ -154,7 +170,7 @@ impl Backend for Postgres {
                 self.client = None;
             }
         }
-        result.map_err(|e| e.to_string())
+        result.map_err(|e| describe(&e))
     }
 
     fn refusal(&self) -> SqsError {

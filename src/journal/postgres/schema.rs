@@ -70,7 +70,7 @@ CREATE INDEX attempts_slot ON retsu.attempts (queue_uid, slot);
 /// Checks (or sets up) the format; returns the receipt-handle secret.
 /// Writes nothing to a database whose `retsu` schema is not this format.
 pub(super) fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
-    let err = |e: postgres::Error| e.to_string();
+    let err = |e: postgres::Error| super::describe(&e);
     let exists: bool = client
         .query_one(
             "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'retsu')",
@@ -98,7 +98,7 @@ pub(super) fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
         client
             .query_opt("SELECT value FROM retsu.meta WHERE key = $1", &[&key])
             .map_err(|e| {
-                format!("the database has a schema named retsu that Retsu did not write ({e}); refusing to use it")
+                format!("the database has a schema named retsu that Retsu did not write ({}); refusing to use it", super::describe(&e))
             })?
             .map(|r| r.try_get(0))
             .transpose()
