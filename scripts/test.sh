@@ -2,7 +2,9 @@
 # Runs every test Retsu has, on a clean machine as on a developer's:
 #   1. formatting and lints,
 #   2. Rust unit and integration tests (the real aws-sdk-sqs client against
-#      an in-process server), the reference-model test among them,
+#      an in-process server), the reference-model test among them, then
+#      the persistence tests again on `--store postgres://` against a
+#      throwaway PostgreSQL (scripts/postgres.sh installs it when missing),
 #   3. the web console end to end in headless chromium (scripts/console-test.sh),
 #   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, aiobotocore, Celery, JavaScript v3 and v2,
@@ -34,6 +36,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace
+
+echo "== the persistence suite and PostgreSQL's own tests on a throwaway PostgreSQL"
+bash scripts/postgres.sh run cargo test --test persistence --test postgres
 
 echo "== web console end to end"
 bash scripts/console-test.sh

@@ -1267,7 +1267,9 @@ async fn refuses_changes_serves_reads(s: &Running, url: &str, stored: usize) {
 /// the cap, exactly the acknowledged messages are there.
 #[tokio::test]
 async fn a_full_store_refuses_changes_serves_reads_and_keeps_what_was_acknowledged() {
-    if sqlite_only("SQLite's page cap stands for a full disk (PostgreSQL's outage: tests/postgres.rs)") {
+    if sqlite_only(
+        "SQLite's page cap stands for a full disk (PostgreSQL's outage: tests/postgres.rs)",
+    ) {
         return;
     }
     let dir = TempDir::new("full");

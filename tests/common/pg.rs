@@ -40,7 +40,13 @@ pub fn with_client<T: Send + 'static>(
 pub fn fresh_database(hint: &str) -> String {
     let clean: String = hint
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     let name = format!(
         "t_{}_{}",
@@ -52,8 +58,9 @@ pub fn fresh_database(hint: &str) -> String {
             % 1_000_000_000_000
     );
     let create = format!("CREATE DATABASE {name}");
-    with_client(&admin_url().expect("RETSU_TEST_POSTGRES is set"), move |c| {
-        c.batch_execute(&create).expect("CREATE DATABASE")
-    });
+    with_client(
+        &admin_url().expect("RETSU_TEST_POSTGRES is set"),
+        move |c| c.batch_execute(&create).expect("CREATE DATABASE"),
+    );
     url_of(&name)
 }

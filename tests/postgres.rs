@@ -1,0 +1,296 @@
+//! `--store postgres://…`: what is PostgreSQL's own. The persistence suite
+//! (tests/persistence.rs) runs on PostgreSQL as well when
+//! `RETSU_TEST_POSTGRES` is set; here: a URL that cannot be used, a
+//! database that is not Retsu's or of another format, and the database
+//! going away under a running server (a TCP proxy the test cuts).
+//!
+//! The tests that need a PostgreSQL say they were skipped without
+//! `RETSU_TEST_POSTGRES` (`scripts/postgres.sh run cargo test --test
+//! postgres` gives one); the bad-URL tests need none.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::Client;
+use common::pg;
+use common::process::{self, free_port, Running};
+use tokio::io::copy_bidirectional;
+use tokio::net::{TcpListener, TcpStream};
+
+fn no_postgres() -> bool {
+    if pg::admin_url().is_none() {
+        eprintln!("skipped: RETSU_TEST_POSTGRES is not set (scripts/postgres.sh run … gives one)");
+        return true;
+    }
+    false
+}
+
+/// Runs `retsu --store URL` expecting it to refuse to start: its stderr.
+fn refused(url: &str) -> String {
+    let out = process::retsu()
+        .args(["--port", &free_port().to_string(), "--store", url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "started on {url}: {err}");
+    err
+}
+
+#[test]
+fn a_malformed_or_unreachable_url_is_a_clear_start_up_error() {
+    let err = refused("postgres://user@127.0.0.1:notaport/db");
+    assert!(err.contains("malformed PostgreSQL URL"), "{err}");
+    let err = refused("mysql://user@127.0.0.1/db");
+    assert!(err.contains("not a store URL"), "{err}");
+    // Nobody listens there: the cause is named, and the password is not.
+    let port = free_port();
+    let err = refused(&format!("postgres://user:hunter2@127.0.0.1:{port}/db"));
+    assert!(err.contains("cannot connect to PostgreSQL"), "{err}");
+    assert!(err.contains("Connection refused"), "{err}");
+    assert!(
+        !err.contains("hunter2") && err.contains("user:***@"),
+        "{err}"
+    );
+    // --store and --data-dir name two places.
+    let out = process::retsu()
+        .args([
+            "--store",
+            "postgres://u@127.0.0.1/db",
+            "--data-dir",
+            "/tmp/x",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
+    if no_postgres() {
+        return;
+    }
+    let err = refused(&pg::url_of("no_such_database_here"));
+    assert!(err.contains("does not exist"), "{err}");
+
+    // A schema named retsu that Retsu did not write: untouched.
+    let url = pg::fresh_database("foreign");
+    pg::with_client(&url, |c| {
+        c.batch_execute("CREATE SCHEMA retsu; CREATE TABLE retsu.mine (a int)")
+            .unwrap()
+    });
+    let err = refused(&url);
+    assert!(err.contains("Retsu did not write"), "{err}");
+    let tables: i64 = pg::with_client(&url, |c| {
+        c.query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'retsu'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    });
+    assert_eq!(tables, 1, "only the table that was there");
+
+    // Another format: named, refused, not rewritten.
+    let url = pg::fresh_database("format");
+    let s = start(&url, &[]);
+    drop(s);
+    pg::with_client(&url, |c| {
+        c.batch_execute("UPDATE retsu.meta SET value = '99' WHERE key = 'format'")
+            .unwrap()
+    });
+    let err = refused(&url);
+    assert!(
+        err.contains("format 99") && err.contains("reads format 1"),
+        "{err}"
+    );
+    let format: String = pg::with_client(&url, |c| {
+        c.query_one("SELECT value FROM retsu.meta WHERE key = 'format'", &[])
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(format, "99");
+}
+
+fn start(url: &str, extra: &[&str]) -> Running {
+    let port = free_port();
+    let mut c = process::retsu();
+    c.args(["--port", &port.to_string(), "--store", url])
+        .args(extra);
+    Running::start(c, port)
+}
+
+/// A TCP proxy to PostgreSQL that the test can cut: while cut, live
+/// connections are closed and new ones refused at once.
+struct Proxy {
+    port: u16,
+    cut: Arc<AtomicBool>,
+    /// Bumped by every cut; a connection ends when it changes.
+    generation: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Proxy {
+    async fn to(target: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let (generation, _) = tokio::sync::watch::channel(0u64);
+        let generation = Arc::new(generation);
+        {
+            let (cut, generation) = (cut.clone(), generation.clone());
+            tokio::spawn(async move {
+                loop {
+                    let Ok((mut inbound, _)) = listener.accept().await else {
+                        return;
+                    };
+                    if cut.load(Ordering::SeqCst) {
+                        continue; // dropped: closed at once
+                    }
+                    let mut ended = generation.subscribe();
+                    tokio::spawn(async move {
+                        let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", target)).await
+                        else {
+                            return;
+                        };
+                        tokio::select! {
+                            _ = copy_bidirectional(&mut inbound, &mut outbound) => {}
+                            _ = ended.changed() => {}
+                        }
+                    });
+                }
+            });
+        }
+        Proxy {
+            port,
+            cut,
+            generation,
+        }
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    fn restore(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A failed call's error code and HTTP status.
+fn code<E>(
+    e: &aws_sdk_sqs::error::SdkError<E, aws_sdk_sqs::config::http::HttpResponse>,
+) -> (String, u16)
+where
+    E: aws_sdk_sqs::error::ProvideErrorMetadata,
+{
+    let status = e.raw_response().map_or(0, |r| r.status().as_u16());
+    let code = e.as_service_error().and_then(|s| s.code()).unwrap_or("");
+    (code.to_string(), status)
+}
+
+async fn send(c: &Client, url: &str, body: &str) -> Result<(), (String, u16)> {
+    c.send_message()
+        .queue_url(url)
+        .message_body(body)
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(|e| code(&e))
+}
+
+async fn bodies(c: &Client, url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let r = c
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .visibility_timeout(60)
+            .send()
+            .await
+            .unwrap();
+        let messages = r.messages();
+        if messages.is_empty() {
+            break;
+        }
+        out.extend(messages.iter().filter_map(|m| m.body().map(String::from)));
+    }
+    out.sort();
+    out
+}
+
+/// The database goes away under a running server: the send whose commit
+/// fails and every change after it answer ServiceUnavailable (503, which
+/// SDKs retry), reads are served, nothing is lost; once the database is
+/// back, the server reconnects by itself, commits what it held, and
+/// serves changes again; after `kill -9` everything acknowledged is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn losing_the_database_refuses_changes_with_503_then_recovers_by_itself() {
+    if no_postgres() {
+        return;
+    }
+    let url = pg::fresh_database("outage");
+    let target: u16 = url
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .expect("the test URL has a port");
+    let proxy = Proxy::to(target).await;
+    let via_proxy = url.replace(&format!(":{target}/"), &format!(":{}/", proxy.port));
+    let s = start(&via_proxy, &[]);
+    let c = s.client("us-east-1");
+    let q = c
+        .create_queue()
+        .queue_name("held")
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    send(&c, &q, "before").await.unwrap();
+
+    proxy.cut();
+    // The first change after the cut runs, and its commit fails.
+    let first = send(&c, &q, "during").await;
+    assert_eq!(first, Err(("ServiceUnavailable".into(), 503)));
+    // Then changes are refused before they run; reads are served.
+    let refused = send(&c, &q, "refused").await;
+    assert_eq!(refused, Err(("ServiceUnavailable".into(), 503)));
+    let attrs = c
+        .get_queue_attributes()
+        .queue_url(&q)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .unwrap();
+    assert!(attrs.attributes().is_some());
+    c.list_queues().send().await.unwrap();
+
+    proxy.restore();
+    // The server finds the database again by itself (it retries).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match send(&c, &q, "after").await {
+            Ok(()) => break,
+            Err(e) => {
+                assert_eq!(e, ("ServiceUnavailable".into(), 503));
+                assert!(Instant::now() < deadline, "no recovery within 30 s");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    s.line_with("reconnected to PostgreSQL");
+
+    // kill -9: what was answered (and what ran before the failed commit,
+    // which the journal kept and committed on reconnecting) is there; the
+    // refused send never ran.
+    drop(s);
+    let s = start(&url, &[]);
+    let c = s.client("us-east-1");
+    assert_eq!(bodies(&c, &q).await, ["after", "before", "during"]);
+}
