@@ -154,6 +154,16 @@ struct Cli {
     #[arg(long)]
     durable: bool,
 
+    /// With --durable: the durable server keeps its state in this
+    /// PostgreSQL database (`--store`) instead of a data directory; its
+    /// `retsu` schema is dropped (psql) before each start.
+    #[arg(long, value_name = "URL")]
+    durable_store: Option<String>,
+
+    /// With --durable: the durable server's --durability (full, process, relaxed).
+    #[arg(long, default_value = "full")]
+    durability: String,
+
     /// An extra argument for retsu (repeatable), e.g. --retsu-arg=--log-level=warn.
     #[arg(long = "retsu-arg", allow_hyphen_values = true)]
     retsu_args: Vec<String>,
@@ -447,6 +457,8 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
             retsu_bin: retsu_bin.clone(),
             retsu_args: cli.retsu_args.clone(),
             log_dir,
+            durable_store: cli.durable_store.clone(),
+            durability: cli.durability.clone(),
         },
         sizes,
         quick,

@@ -46,6 +46,10 @@ pub struct Launcher {
     pub retsu_bin: PathBuf,
     pub retsu_args: Vec<String>,
     pub log_dir: PathBuf,
+    /// A durable server's PostgreSQL database, instead of a data directory.
+    pub durable_store: Option<String>,
+    /// A durable server's --durability.
+    pub durability: String,
 }
 
 /// A running server process; killed when dropped.
@@ -109,10 +113,26 @@ impl Launcher {
                 c.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
                 c.args(&self.retsu_args);
                 if kind == ServerKind::Durable {
-                    let dir = self.log_dir.with_file_name(format!("data-{port}"));
-                    let _ = std::fs::remove_dir_all(&dir);
-                    c.arg("--data-dir").arg(&dir);
-                    data_dir = Some(dir);
+                    c.args(["--durability", &self.durability]);
+                    match &self.durable_store {
+                        Some(url) => {
+                            // Each run starts from an empty store.
+                            let dropped = Command::new("psql")
+                                .args([url.as_str(), "-qc", "DROP SCHEMA IF EXISTS retsu CASCADE"])
+                                .stdout(Stdio::null())
+                                .status()?;
+                            if !dropped.success() {
+                                return Err(format!("psql {url}: {dropped}").into());
+                            }
+                            c.args(["--store", url]);
+                        }
+                        None => {
+                            let dir = self.log_dir.with_file_name(format!("data-{port}"));
+                            let _ = std::fs::remove_dir_all(&dir);
+                            c.arg("--data-dir").arg(&dir);
+                            data_dir = Some(dir);
+                        }
+                    }
                 }
                 c
             }

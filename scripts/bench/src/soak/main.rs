@@ -65,6 +65,8 @@ fn main() -> ExitCode {
             .unwrap_or_else(|| target_dir().join("release/retsu")),
         retsu_args: vec!["--log-level".into(), "warn".into()],
         log_dir: target_dir().join("soak"),
+        durable_store: None,
+        durability: "full".into(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
