@@ -35,7 +35,9 @@ impl std::fmt::Display for Val<'_> {
 
 /// What one policy path found in the message.
 struct Found<'v> {
-    /// The key is there (for attributes: with a type the filter reads).
+    /// The key is there: for attributes, with a type the filter reads
+    /// (not `Binary`); in a body, with at least one leaf value, a JSON
+    /// `null` counting (`[]` and an object give none: absent).
     present: bool,
     values: Vec<Val<'v>>,
 }
@@ -227,27 +229,38 @@ fn evaluate(node: &Node, found: &[Found<'_>], context: &Context<'_>) -> Result<(
 }
 
 fn evaluate_leaf(leaf: &Leaf, found: &Found<'_>, context: &Context<'_>) -> Result<(), String> {
-    let hit = leaf.conditions.iter().any(|condition| match condition {
-        Condition::Exists(true) => found.values.iter().any(|v| !matches!(v, Val::Null)),
-        Condition::Exists(false) => !found.present && context.absence_matches,
-        other => found.values.iter().any(|v| matches_value(other, *v)),
-    });
-    if hit {
-        return Ok(());
-    }
-    let name = context.name(leaf.path);
     if !found.present {
+        // AWS: a key the message lacks matches `exists: false` and nothing
+        // else, `anything-but` and `null` included (its pages pair
+        // `anything-but` with `exists: false` to take in absent keys).
+        // Decided before any value is read, so no value rule (a negation,
+        // a null) is ever asked about a key that is not there.
         let wants_absence = leaf
             .conditions
             .iter()
             .any(|c| matches!(c, Condition::Exists(false)));
-        if wants_absence && !context.absence_matches {
+        if wants_absence && context.absence_matches {
+            return Ok(());
+        }
+        let name = context.name(leaf.path);
+        if wants_absence {
             return Err(format!(
                 "{name} is missing, but the message has no attributes at all, and exists: false needs one"
             ));
         }
         return Err(format!("{name} is missing"));
     }
+    let hit = leaf.conditions.iter().any(|condition| match condition {
+        // AWS asks for a value that is not null.
+        Condition::Exists(true) => found.values.iter().any(|v| !matches!(v, Val::Null)),
+        // The key is there, even if only with null.
+        Condition::Exists(false) => false,
+        other => found.values.iter().any(|v| matches_value(other, *v)),
+    });
+    if hit {
+        return Ok(());
+    }
+    let name = context.name(leaf.path);
     if found.values.is_empty() {
         return Err(format!("{name} has no value the filter can read"));
     }

@@ -27,6 +27,12 @@
 //! - Conditions on different keys inside one array element are not tied to
 //!   the same element: every value under a path counts.
 //! - The 5-key limit counts top-level keys of the widest `$or` combination.
+//! - A key is absent where the filter reads no value: no attribute or a
+//!   `Binary` one; in a body no key, `[]`, or an object (`exists` reads
+//!   leaves only). Only `exists: false` matches it, as AWS documents. AWS's
+//!   note that `exists: false` needs at least one attribute is applied to
+//!   attribute scope only, so a body of `{}` matches it; a body's `null`
+//!   is a present key, which `exists: false` does not match.
 
 mod matcher;
 mod parse;
