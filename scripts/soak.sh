@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10's soak test and abuse checks, against the release build
+# The soak test and the abuse checks, against the release build
 # (retsu-soak, in the benchmark crate). Bounded: each part has a time limit.
 #   scripts/soak.sh                    # CI: 30 s soak, then the small abuse checks
 #   scripts/soak.sh --seconds 3600     # the one-hour soak (plus the small checks)

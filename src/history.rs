@@ -59,8 +59,8 @@ pub struct Trail {
 /// nothing to follow or drop. The window is megabytes that no cache holds;
 /// keeping whole events there (120 bytes each, with reference counts to
 /// drop as they left) cost a batch send about what no history at all
-/// saved, in cache misses (BENCHMARKS.md, "Cost of the event stream,
-/// history and metrics"). Its number is its place in the window; its queue an index into [`Inner::queues`]; the rare note
+/// saved, in cache misses (BENCHMARKS.md, "History keeps 64-byte
+/// records"). Its number is its place in the window; its queue an index into [`Inner::queues`]; the rare note
 /// sits aside in [`Inner::notes`].
 #[derive(Debug, Clone, Copy)]
 struct Kept {

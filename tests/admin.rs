@@ -1,4 +1,4 @@
-//! The admin API (issue 11) through HTTP against the real server: health,
+//! The admin API through HTTP against the real server: health,
 //! queues, peek (which must change nothing an SQS client sees), the clock
 //! API driving every timer, dead-letter delete and restore, reset, the
 //! admin token, --no-admin and LocalStack's peek in both protocols.

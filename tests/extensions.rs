@@ -1,4 +1,4 @@
-//! Opt-in extensions (issue 11): per-message time to live
+//! Opt-in extensions: per-message time to live
 //! (`retsu.ttl-seconds`) and priority (`retsu.priority`) on queues tagged
 //! `retsu:extensions`, through HTTP with the real SDK; queues without the
 //! tag keep SQS's behaviour. Time moves only through the manual clock.

@@ -1,4 +1,4 @@
-//! Seeded faults (issue 11, "realism mode") through HTTP with the real SDK
+//! Seeded faults ("realism mode") through HTTP with the real SDK
 //! (retries off, so every injected fault is seen): the same seed gives the
 //! same outcomes run to run, each kind is observed, a duplicate is a real
 //! copy a client can delete, FIFO order and exactly-once survive, and the

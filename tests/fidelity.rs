@@ -1,5 +1,5 @@
-//! Query-protocol details, validation texts and dead-letter rules that
-//! real AWS recordings showed Retsu getting wrong (issue 9 §4, §5).
+//! Query-protocol details, validation texts and dead-letter rules, each as
+//! real AWS recordings show them.
 
 mod common;
 
@@ -19,7 +19,7 @@ async fn query_json(t: &TestServer, path: &str, params: &[(&str, &str)]) -> Raw 
     .await
 }
 
-// ------------------------------------------------- §4 query protocol details
+// ---------------------------------------------------- query protocol details
 
 #[tokio::test]
 async fn get_queue_url_is_valid_at_a_queue_path() {
@@ -179,7 +179,7 @@ async fn accept_json_renders_query_errors_as_json() {
     );
 }
 
-// ------------------------------------------------- §5 validation texts/rules
+// ---------------------------------------------------- validation texts/rules
 
 #[tokio::test]
 async fn attribute_names_may_hold_non_ascii_letters() {

@@ -1,4 +1,4 @@
-//! FIFO queues through the official SDK (issue 3): creating, sending
+//! FIFO queues through the official SDK: creating, sending
 //! (groups, deduplication, sequence numbers, delays, batches), receiving
 //! (order, the group lock, receive attempts, expired handles, attributes)
 //! and fair queues (MessageGroupId on a standard queue).
@@ -827,7 +827,7 @@ async fn a_group_whose_oldest_message_is_in_flight_is_blocked() {
     assert_eq!(bodies(&again), ["a2", "a3"]);
     assert_eq!(receive_count(&again[0]), "2");
     // As on AWS, an earlier message released while a later one is in
-    // flight comes back on its own (issue 9): a2 yes, a3 not.
+    // flight comes back on its own: a2 yes, a3 not.
     t.change_visibility(&url, again[0].receipt_handle().unwrap(), 0)
         .await
         .unwrap();

@@ -1,4 +1,4 @@
-//! Many FIFO groups, many concurrent consumers (issues 3 and 9): every
+//! Many FIFO groups, many concurrent consumers: every
 //! message is deleted exactly once, never delivered while someone holds
 //! it, and every response carries, per group, a run of consecutive
 //! messages starting at the group's oldest undeleted one — AWS's rule

@@ -1,4 +1,4 @@
-//! FIFO message groups exactly as AWS serves them (issue 9 §1, §2): the
+//! FIFO message groups exactly as AWS serves them: the
 //! sequences recorded on real SQS, each replayed over both wires — the
 //! SDK (AWS JSON) and raw query-protocol form posts (XML).
 //!
@@ -204,7 +204,7 @@ macro_rules! both_wires {
     };
 }
 
-// -------------------------------------------------- §1.5 recorded sequences
+// ------------------------------------------------------ recorded sequences
 
 /// receive(3, VT 0) takes g1's whole run and starts g2's; the next
 /// receive serves g3 (waiting since its send) before the groups released
@@ -346,7 +346,8 @@ both_wires!(
     deleted_head_ranks_by_the_next_send
 );
 
-/// The four rows of issue 9's table, over one group A, B, C.
+/// Which messages of one group A, B, C a receive returns, in four cases of
+/// in-flight and visible messages.
 async fn in_flight_blocks_itself_and_later_messages(wire: Wire) {
     let t = TestServer::start().await;
     let q = Fifo::create(&t, wire, "table.fifo", &[]).await;
@@ -378,7 +379,7 @@ both_wires!(
     in_flight_blocks_itself_and_later_messages
 );
 
-// ------------------------------------------------------------ §2 FIFO facts
+// --------------------------------------------------------------- FIFO facts
 
 /// DeduplicationScope (and FifoThroughputLimit) changed later are stored
 /// and returned, but deduplication keeps the scope the queue was created

@@ -1,4 +1,4 @@
-//! FIFO essentials over the legacy query protocol (issue 3), with raw
+//! FIFO essentials over the legacy query protocol, with raw
 //! form posts: the parameter names that differ on that wire
 //! (`MessageGroupId`, `MessageDeduplicationId`,
 //! `SendMessageBatchRequestEntry.N.MessageGroupId`, `AttributeName.N`,

@@ -1,5 +1,5 @@
 //! Dead-letter queues, redrive policies and message move tasks through the
-//! official SDK (issue 4). Visibility expiry, retention and move-task rates
+//! official SDK. Visibility expiry, retention and move-task rates
 //! run on the manual clock.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Queue URLs name their region (issue 9 §3): same-named queues in two
+//! Queue URLs name their region: same-named queues in two
 //! regions of one account get different URLs, and a URL acts on the queue
 //! of the region it names, whoever sends it.
 

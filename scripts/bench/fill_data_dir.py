@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Fills a Retsu data directory's queue with N stored 1 KiB messages, for
-measuring the restart load (BENCHMARKS.md, "Persistence").
+measuring the restart load (BENCHMARKS.md, "Restart of 1,000,000 messages").
 
     retsu --data-dir DIR &  (create queue QUEUE, then stop retsu)
     scripts/bench/fill_data_dir.py DIR QUEUE 1000000
 
-Writes rows as the journal does (see src/journal.rs), straight into SQLite:
+Writes rows as the journal does (see src/journal/sqlite/), straight into SQLite:
 faster than a million SendMessage calls, and the load reads the same rows.
 """
 import hashlib, json, os, sqlite3, sys, time, uuid

@@ -75,7 +75,7 @@ thread_local! {
 /// Why: the runtime runs a task woken from a worker on that same worker,
 /// after the task that woke it. A send's answer is written first, and on
 /// loopback that write also wakes the sender's client: the longest step
-/// of a long poll's wake-up (BENCHMARKS.md, "Performance III", target 5).
+/// of a long poll's wake-up (BENCHMARKS.md, "The long-poll wake").
 /// Yielding once lets the woken poll answer first; the sender's answer
 /// follows it.
 pub async fn let_woken_polls_run_first() {

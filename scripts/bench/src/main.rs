@@ -1,6 +1,8 @@
-//! `retsu-bench`: drives an SQS endpoint through the scenarios of issue 6
-//! and reports throughput, latency and memory, with every Retsu figure also
-//! as a percentage of a null server that does no work (the HTTP floor).
+//! `retsu-bench`: drives an SQS endpoint through its scenarios (send,
+//! batches, drain, pipelines, long polls, FIFO, depth, memory, start-up,
+//! SNS publish) and reports throughput, latency and memory, with every
+//! Retsu figure also as a percentage of a null server that does no work
+//! (the HTTP floor).
 //!
 //! ```text
 //! cargo build --release && cargo run --release -p retsu-bench -- --all

@@ -122,7 +122,7 @@ pub struct Summary {
     pub metrics: BTreeMap<&'static str, f64>,
 }
 
-/// A target of issue 6 and whether this run met it.
+/// A target and whether this run met it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Target {
     pub name: String,
@@ -250,8 +250,9 @@ pub fn summarize(measurements: &[Measurement]) -> Vec<Summary> {
         .collect()
 }
 
-/// Evaluates the standing targets (Performance I–III) on the raw client's
-/// figures, so a regression shows as a missed target in the next run.
+/// Evaluates the targets (BENCHMARKS.md, "What the report checks") on the
+/// raw client's figures, so a regression shows as a missed target in the
+/// next run.
 pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
     let find = |scenario: &str, variant: &str| {
         summaries.iter().find(|s| {
@@ -345,7 +346,7 @@ pub fn targets(summaries: &[Summary], server: &str) -> Vec<Target> {
         measured: pipeline.map_or("-".into(), |p| format!("{p:.0}%")),
         met: pipeline.map(|p| p >= 60.0),
     });
-    // Issue 12: with --durable, durable against in-memory in the same run.
+    // With --durable: durable against in-memory in the same run.
     let durable = |scenario: &str, variant: &str| {
         summaries.iter().find(|s| {
             s.scenario == scenario

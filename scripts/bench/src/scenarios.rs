@@ -19,8 +19,8 @@ use crate::report::{Latency, Measurement};
 use crate::BoxResult;
 
 pub const PIPELINE_VARIANT: &str = "4 producers + 4 consumers";
-/// The pipeline under load (issue 23's latency target), with each request
-/// kind's latency reported apart.
+/// The pipeline under load (the latency-under-load target), with each
+/// request kind's latency reported apart.
 pub const PIPELINE_LOADED_VARIANT: &str = "16 producers + 16 consumers";
 
 /// The request kinds a flow times one by one, each with the names of its

@@ -1,4 +1,4 @@
-//! `retsu-soak`: issue 10's soak test and abuse checks (run through
+//! `retsu-soak`: the soak test and the abuse checks (run through
 //! scripts/soak.sh).
 //!
 //! - `retsu-soak soak --seconds N`: 64 concurrent clients run a mixed
@@ -35,7 +35,7 @@ use proc::Launcher;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type BoxResult<T> = Result<T, BoxError>;
 
-/// Soak and abuse checks for Retsu (issue 10).
+/// Soak and abuse checks for Retsu.
 #[derive(Debug, Parser)]
 #[command(name = "retsu-soak", version, about)]
 struct Cli {
