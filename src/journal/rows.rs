@@ -55,14 +55,17 @@ pub(super) struct MessageRow {
     pub ord: i64,
 }
 
+/// A receive attempt being read: (queue uid, id, expiry, (slot, nonce) of
+/// each message).
+type AttemptRows = (u64, String, u64, Vec<(u64, u64)>);
+
 /// Puts rows back into a new engine.
 pub(super) struct Loader<'a> {
     restorer: Restorer<'a>,
     /// Senders and groups are few: one shared string each, as in memory.
     senders: HashMap<String, SenderId>,
     groups: HashMap<String, Arc<str>>,
-    /// The receive attempt being read: (queue uid, id, expiry, messages).
-    attempt: Option<(u64, String, u64, Vec<(u64, u64)>)>,
+    attempt: Option<AttemptRows>,
     messages: usize,
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use postgres::{Client, Error, Transaction};
+use postgres::{Client, Error, Statement, Transaction};
 
 use super::super::batch::{engine_meta, AttemptOp, Batch, Row};
 use super::super::rows::state_columns;
@@ -14,14 +14,37 @@ const STATE_SET: &str = "first_receive_ms = u.first_receive_ms, receive_count = 
     state = u.state, until_ms = u.until_ms, nonce = u.nonce, received_ms = u.received_ms,
     visible_since = u.visible_since, ord = u.ord";
 
+/// The connection's prepared statements, by their text: a statement given
+/// as text would cost a round trip of its own (Parse) at every use.
+/// Cleared whenever a commit fails, and with the connection.
+#[derive(Default)]
+pub(super) struct Prepared(HashMap<String, Statement>);
+
+impl Prepared {
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn get(&mut self, tx: &mut Transaction<'_>, sql: &str) -> Result<Statement, Error> {
+        if let Some(statement) = self.0.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = tx.prepare(sql)?;
+        self.0.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+}
+
 /// Writes a batch in one transaction. `floors`: the deduplication floors
 /// already applied to the `dedup` table; updated once the commit holds.
 pub(super) fn commit(
     client: &mut Client,
     batch: &Batch,
     floors: &mut HashMap<u64, u128>,
+    prepared: &mut Prepared,
 ) -> Result<(), Error> {
     let mut tx = client.transaction()?;
+    let p = prepared;
     let mut deletes = Keys::default();
     let mut updates: Vec<(u64, u64, &StoredMessage)> = Vec::new();
     let mut inserts: Vec<(u64, u64, &StoredMessage)> = Vec::new();
@@ -36,7 +59,9 @@ pub(super) fn commit(
         }
     }
     if !deletes.is_empty() {
-        tx.execute(
+        exec(
+            &mut tx,
+            p,
             "DELETE FROM retsu.messages m USING unnest($1::bigint[], $2::bigint[]) AS d(q, s)
              WHERE m.queue_uid = d.q AND m.slot = d.s",
             &[&deletes.queues, &deletes.slots],
@@ -44,10 +69,11 @@ pub(super) fn commit(
     }
     if !updates.is_empty() {
         let s = StateColumns::of(&updates);
-        let updated: HashSet<(i64, i64)> = tx
-            .query(
-                &format!(
-                    "UPDATE retsu.messages m SET {STATE_SET}
+        let updated: HashSet<(i64, i64)> = query(
+            &mut tx,
+            p,
+            &format!(
+                "UPDATE retsu.messages m SET {STATE_SET}
                      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],
                         $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[],
                         $10::bigint[])
@@ -55,23 +81,23 @@ pub(super) fn commit(
                              nonce, received_ms, visible_since, ord)
                      WHERE m.queue_uid = u.queue_uid AND m.slot = u.slot
                      RETURNING m.queue_uid, m.slot"
-                ),
-                &[
-                    &s.queues,
-                    &s.slots,
-                    &s.first_receive_ms,
-                    &s.receive_count,
-                    &s.state,
-                    &s.until_ms,
-                    &s.nonce,
-                    &s.received_ms,
-                    &s.visible_since,
-                    &s.ord,
-                ],
-            )?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
+            ),
+            &[
+                &s.queues,
+                &s.slots,
+                &s.first_receive_ms,
+                &s.receive_count,
+                &s.state,
+                &s.until_ms,
+                &s.nonce,
+                &s.received_ms,
+                &s.visible_since,
+                &s.ord,
+            ],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
         // A state change whose row is missing is written whole.
         inserts.extend(
             updates
@@ -80,10 +106,10 @@ pub(super) fn commit(
         );
     }
     if !inserts.is_empty() {
-        insert_messages(&mut tx, &inserts)?;
+        insert_messages(&mut tx, p, &inserts)?;
     }
-    write_dedup(&mut tx, batch)?;
-    write_attempts(&mut tx, &batch.attempts)?;
+    write_dedup(&mut tx, p, batch)?;
+    write_attempts(&mut tx, p, &batch.attempts)?;
 
     let mut new_floors: Vec<(u64, u128)> = Vec::new();
     if let Some(state) = &batch.queues {
@@ -93,15 +119,18 @@ pub(super) fn commit(
             .iter()
             .map(|q| serde_json::to_string(q).unwrap_or_default())
             .collect();
-        let gone: Vec<i64> = tx
-            .query(
-                "DELETE FROM retsu.queues WHERE uid <> ALL($1) RETURNING uid",
-                &[&uids],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        tx.execute(
+        let gone: Vec<i64> = query(
+            &mut tx,
+            p,
+            "DELETE FROM retsu.queues WHERE uid <> ALL($1) RETURNING uid",
+            &[&uids],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+        exec(
+            &mut tx,
+            p,
             "INSERT INTO retsu.queues (uid, record) SELECT * FROM unnest($1::bigint[], $2::text[])
              ON CONFLICT (uid) DO UPDATE SET record = excluded.record",
             &[&uids, &records],
@@ -109,7 +138,9 @@ pub(super) fn commit(
         if !gone.is_empty() {
             // What belonged to deleted queues.
             for table in ["messages", "dedup", "counters", "attempts"] {
-                tx.execute(
+                exec(
+                    &mut tx,
+                    p,
                     &format!("DELETE FROM retsu.{table} WHERE queue_uid = ANY($1)"),
                     &[&gone],
                 )?;
@@ -121,33 +152,67 @@ pub(super) fn commit(
             // more. Done once per floor.
             let floor: u128 = q.dedup_floor.parse().unwrap_or(0);
             if floor > 0 && floors.get(&q.uid) != Some(&floor) {
-                tx.execute(
+                exec(&mut tx, p,
                     "DELETE FROM retsu.dedup WHERE queue_uid = $1 AND sequence_number <= $2::text::numeric",
                     &[&(q.uid as i64), &floor.to_string()],
                 )?;
                 new_floors.push((q.uid, floor));
             }
         }
-        tx.execute(
+        exec(
+            &mut tx,
+            p,
             "INSERT INTO retsu.meta (key, value) VALUES ('engine', $1)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             &[&engine_meta(state)],
         )?;
         // Counters of a queue deleted in this very batch are not raised.
         let gone: HashSet<u64> = gone.iter().map(|g| *g as u64).collect();
-        raise_counters(&mut tx, batch, &gone)?;
+        raise_counters(&mut tx, p, batch, &gone)?;
     } else {
-        raise_counters(&mut tx, batch, &HashSet::new())?;
+        raise_counters(&mut tx, p, batch, &HashSet::new())?;
     }
 
     if let Some(now) = batch.prune {
         let now = now as i64;
-        tx.execute("DELETE FROM retsu.dedup WHERE expires_ms < $1", &[&now])?;
-        tx.execute("DELETE FROM retsu.attempts WHERE expires_ms < $1", &[&now])?;
+        exec(
+            &mut tx,
+            p,
+            "DELETE FROM retsu.dedup WHERE expires_ms < $1",
+            &[&now],
+        )?;
+        exec(
+            &mut tx,
+            p,
+            "DELETE FROM retsu.attempts WHERE expires_ms < $1",
+            &[&now],
+        )?;
     }
     tx.commit()?;
     floors.extend(new_floors);
     Ok(())
+}
+
+/// Runs a statement, prepared once per connection.
+fn exec(
+    tx: &mut Transaction<'_>,
+    p: &mut Prepared,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<u64, Error> {
+    let statement = p.get(tx, sql)?;
+    tx.execute(&statement, params)
+}
+
+/// Runs a query, prepared once per connection.
+fn query(
+    tx: &mut Transaction<'_>,
+    p: &mut Prepared,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<Vec<postgres::Row>, Error> {
+    let statement = p.get(tx, sql)?;
+    tx.query(&statement, params)
 }
 
 #[derive(Default)]
@@ -207,6 +272,7 @@ impl StateColumns {
 /// landed) takes the newer state.
 fn insert_messages(
     tx: &mut Transaction<'_>,
+    p: &mut Prepared,
     rows: &[(u64, u64, &StoredMessage)],
 ) -> Result<(), Error> {
     let s = StateColumns::of(rows);
@@ -240,7 +306,9 @@ fn insert_messages(
         sequence_number.push(m.sequence_number().map(|s| s.to_string()));
         source.push(m.dead_letter_source_arn().map(|a| &**a));
     }
-    tx.execute(
+    exec(
+        tx,
+        p,
         &format!(
             "INSERT INTO retsu.messages (queue_uid, slot, message_id, body, body_md5, attributes,
                 trace_header, sender_id, sent_ms, enqueued_ms, first_receive_ms, receive_count,
@@ -285,7 +353,7 @@ fn insert_messages(
     Ok(())
 }
 
-fn write_dedup(tx: &mut Transaction<'_>, batch: &Batch) -> Result<(), Error> {
+fn write_dedup(tx: &mut Transaction<'_>, p: &mut Prepared, batch: &Batch) -> Result<(), Error> {
     if batch.dedup.is_empty() {
         return Ok(());
     }
@@ -306,7 +374,7 @@ fn write_dedup(tx: &mut Transaction<'_>, batch: &Batch) -> Result<(), Error> {
         sequences.push(record.sequence_number.to_string());
         expires.push(record.expires_ms as i64);
     }
-    tx.execute(
+    exec(tx, p,
         "INSERT INTO retsu.dedup (queue_uid, grp, dedup_id, message_id, sequence_number, expires_ms)
          SELECT q, g, d, m, s::numeric, e
          FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[])
@@ -320,7 +388,11 @@ fn write_dedup(tx: &mut Transaction<'_>, batch: &Batch) -> Result<(), Error> {
 
 /// Receive attempts are rare (FIFO with ReceiveRequestAttemptId) and
 /// order-dependent: one statement each, in order.
-fn write_attempts(tx: &mut Transaction<'_>, ops: &[AttemptOp]) -> Result<(), Error> {
+fn write_attempts(
+    tx: &mut Transaction<'_>,
+    p: &mut Prepared,
+    ops: &[AttemptOp],
+) -> Result<(), Error> {
     for op in ops {
         match op {
             AttemptOp::Set {
@@ -330,14 +402,16 @@ fn write_attempts(tx: &mut Transaction<'_>, ops: &[AttemptOp]) -> Result<(), Err
                 messages,
             } => {
                 let uid = *queue_uid as i64;
-                tx.execute(
+                exec(
+                    tx,
+                    p,
                     "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id = $2",
                     &[&uid, &&**id],
                 )?;
                 let positions: Vec<i64> = (0..messages.len() as i64).collect();
                 let slots: Vec<i64> = messages.iter().map(|(s, _)| *s as i64).collect();
                 let nonces: Vec<i64> = messages.iter().map(|(_, n)| *n as i64).collect();
-                tx.execute(
+                exec(tx, p,
                     "INSERT INTO retsu.attempts (queue_uid, attempt_id, pos, slot, nonce, expires_ms)
                      SELECT $1, $2, p, s, n, $3
                      FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS r(p, s, n)",
@@ -345,7 +419,9 @@ fn write_attempts(tx: &mut Transaction<'_>, ops: &[AttemptOp]) -> Result<(), Err
                 )?;
             }
             AttemptOp::Forget { queue_uid, slot } => {
-                tx.execute(
+                exec(
+                    tx,
+                    p,
                     "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id IN
                         (SELECT attempt_id FROM retsu.attempts WHERE queue_uid = $1 AND slot = $2)",
                     &[&(*queue_uid as i64), &(*slot as i64)],
@@ -359,6 +435,7 @@ fn write_attempts(tx: &mut Transaction<'_>, ops: &[AttemptOp]) -> Result<(), Err
 /// Counters only go up.
 fn raise_counters(
     tx: &mut Transaction<'_>,
+    p: &mut Prepared,
     batch: &Batch,
     gone: &HashSet<u64>,
 ) -> Result<(), Error> {
@@ -373,7 +450,7 @@ fn raise_counters(
     if queues.is_empty() {
         return Ok(());
     }
-    tx.execute(
+    exec(tx, p,
         "INSERT INTO retsu.counters (queue_uid, next_slot, next_nonce, last_sequence)
          SELECT q, s, n, l::numeric FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[])
             AS r(q, s, n, l)

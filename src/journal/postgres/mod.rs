@@ -33,7 +33,7 @@ use super::{Backend, Batch, DurabilityMode, Engine, SqsError};
 /// (and migrate or refuse) whenever a table changes.
 pub const FORMAT: i64 = 1;
 /// The session advisory lock a writing server holds: "retsu" in ASCII.
-const LOCK_KEY: i64 = 0x7265_7473_75;
+const LOCK_KEY: i64 = 0x72_6574_7375;
 /// How long a connection attempt may take unless the URL says.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long sent data may stay unacknowledged before the connection
@@ -92,6 +92,7 @@ pub(super) struct Postgres {
     url: String,
     /// The deduplication floors already applied to the `dedup` table.
     floors: HashMap<u64, u128>,
+    prepared: commit::Prepared,
 }
 
 /// Connects, takes the database's lock, and checks (or creates) the
@@ -117,6 +118,7 @@ pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>,
         mode,
         url: shown,
         floors: HashMap::new(),
+        prepared: commit::Prepared::default(),
     };
     Ok((Box::new(backend), secret))
 }
@@ -157,12 +159,15 @@ impl Backend for Postgres {
     fn commit(&mut self, batch: &Batch) -> Result<(), String> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.client = None;
+            self.prepared.clear();
             self.client = Some(connect(&self.config, self.mode, &self.url)?);
             tracing::info!("journal: reconnected to PostgreSQL {}", self.url);
         }
         let client = self.client.as_mut().ok_or("not connected")?;
-        let result = commit::commit(client, batch, &mut self.floors);
+        let result = commit::commit(client, batch, &mut self.floors, &mut self.prepared);
         if let Err(e) = &result {
+            // A statement prepared in the failed transaction may be gone.
+            self.prepared.clear();
             // A lost connection is made again on the next try; a failed
             // statement on a live one leaves it usable (the transaction
             // was rolled back).
