@@ -13,7 +13,8 @@
 # The server runs as the `postgres` user (PostgreSQL refuses root), with
 # trust authentication on loopback only, and fsync off: the tests kill
 # Retsu, never the machine, and what they check is what PostgreSQL was
-# handed.
+# handed. PG_FSYNC=on keeps PostgreSQL's fsync (the benchmarks of
+# `--durability full` need it).
 set -euo pipefail
 
 find_bin() {
@@ -65,7 +66,7 @@ start() {
   fi
   port=$(cat "$dir/port")
   as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200" \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${PG_FSYNC:-off} -c full_page_writes=${PG_FSYNC:-off} -c max_connections=200" \
     start >/dev/null || { tail -20 "$dir/server.log" >&2; exit 1; }
   echo "postgres://postgres@127.0.0.1:$port/postgres"
 }

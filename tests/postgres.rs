@@ -294,3 +294,63 @@ async fn losing_the_database_refuses_changes_with_503_then_recovers_by_itself() 
     let c = s.client("us-east-1");
     assert_eq!(bodies(&c, &q).await, ["after", "before", "during"]);
 }
+
+/// A state change for a message whose row is missing writes the row
+/// whole (the second round trip of a commit): the row is removed behind
+/// the server's back, the message received, and after `kill -9` it is
+/// back with its receive counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_change_for_a_missing_row_writes_it_whole() {
+    if no_postgres() {
+        return;
+    }
+    let url = pg::fresh_database("missing_row");
+    let s = start(&url, &[]);
+    let c = s.client("us-east-1");
+    let q = c
+        .create_queue()
+        .queue_name("q")
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_string();
+    send(&c, &q, "kept").await.unwrap();
+    let removed = pg::with_client(&url, |c| {
+        c.execute("DELETE FROM retsu.messages", &[]).unwrap()
+    });
+    assert_eq!(removed, 1);
+    let got = c
+        .receive_message()
+        .queue_url(&q)
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.messages().len(), 1);
+    let (body, count): (String, i64) = pg::with_client(&url, |c| {
+        let r = c
+            .query_one("SELECT body, receive_count FROM retsu.messages", &[])
+            .unwrap();
+        (r.get(0), r.get(1))
+    });
+    assert_eq!((body.as_str(), count), ("kept", 1));
+    drop(s);
+    let s = start(&url, &[]);
+    let c = s.client("us-east-1");
+    let r = c
+        .receive_message()
+        .queue_url(&q)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap();
+    let m = &r.messages()[0];
+    assert_eq!(m.body(), Some("kept"));
+    let attrs = m.attributes().unwrap();
+    assert_eq!(
+        attrs[&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount],
+        "2"
+    );
+}

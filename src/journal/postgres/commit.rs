@@ -1,56 +1,149 @@
 //! A batch as one PostgreSQL transaction: each kind of row is one
-//! statement over arrays, so the round trips do not grow with the batch.
+//! statement over arrays, and the statements are pipelined: sent one after
+//! another without waiting, answered in order. A commit is one round trip,
+//! or two when it changes the state of messages already stored (their
+//! update says which rows were missing, and those are written whole before
+//! COMMIT).
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 
-use postgres::{Client, Error, Statement, Transaction};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Error, Row as PgRow, Statement};
 
 use super::super::batch::{engine_meta, AttemptOp, Batch, Row};
 use super::super::rows::state_columns;
 use super::super::StoredMessage;
 
-/// The columns a state change rewrites, as `excluded` or `u` names them.
-const STATE_SET: &str = "first_receive_ms = u.first_receive_ms, receive_count = u.receive_count,
-    state = u.state, until_ms = u.until_ms, nonce = u.nonce, received_ms = u.received_ms,
-    visible_since = u.visible_since, ord = u.ord";
+/// The columns a state change rewrites, from `u` (the update's arrays).
+const UPDATE: &str = "UPDATE retsu.messages m SET first_receive_ms = u.first_receive_ms,
+        receive_count = u.receive_count, state = u.state, until_ms = u.until_ms,
+        nonce = u.nonce, received_ms = u.received_ms, visible_since = u.visible_since,
+        ord = u.ord
+     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[],
+        $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+        AS u(queue_uid, slot, first_receive_ms, receive_count, state, until_ms, nonce,
+             received_ms, visible_since, ord)
+     WHERE m.queue_uid = u.queue_uid AND m.slot = u.slot
+     RETURNING m.queue_uid, m.slot";
+
+/// Whole rows; a row already there (a retried commit that had in fact
+/// landed) takes the newer state.
+const INSERT: &str = "INSERT INTO retsu.messages (queue_uid, slot, message_id, body, body_md5,
+        attributes, trace_header, sender_id, sent_ms, enqueued_ms, first_receive_ms,
+        receive_count, group_id, dedup_id, sequence_number, dead_letter_source_arn, state,
+        until_ms, nonce, received_ms, visible_since, ord)
+     SELECT q, s, id, b, md5, a, th, snd, sent, enq, frm, rc, g, dd, seq::numeric, src, st, un,
+        n, rcv, vis, o
+     FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::text[], $5::bytea[], $6::text[],
+        $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
+        $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::bigint[],
+        $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[])
+        AS r(q, s, id, b, md5, a, th, snd, sent, enq, frm, rc, g, dd, seq, src, st, un, n, rcv,
+             vis, o)
+     ON CONFLICT (queue_uid, slot) DO UPDATE SET first_receive_ms = excluded.first_receive_ms,
+        receive_count = excluded.receive_count, state = excluded.state,
+        until_ms = excluded.until_ms, nonce = excluded.nonce,
+        received_ms = excluded.received_ms, visible_since = excluded.visible_since,
+        ord = excluded.ord";
+
+const DELETE: &str = "DELETE FROM retsu.messages m
+     USING unnest($1::bigint[], $2::bigint[]) AS d(q, s)
+     WHERE m.queue_uid = d.q AND m.slot = d.s";
+
+const DEDUP: &str = "INSERT INTO retsu.dedup (queue_uid, grp, dedup_id, message_id,
+        sequence_number, expires_ms)
+     SELECT q, g, d, m, s::numeric, e
+     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[])
+        AS r(q, g, d, m, s, e)
+     ON CONFLICT (queue_uid, grp, dedup_id) DO UPDATE SET message_id = excluded.message_id,
+        sequence_number = excluded.sequence_number, expires_ms = excluded.expires_ms";
+
+const ATTEMPT_CLEAR: &str = "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id = $2";
+
+const ATTEMPT_SET: &str = "INSERT INTO retsu.attempts (queue_uid, attempt_id, pos, slot, nonce,
+        expires_ms)
+     SELECT $1, $2, p, s, n, $3 FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS r(p, s, n)";
+
+const ATTEMPT_FORGET: &str = "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id IN
+        (SELECT attempt_id FROM retsu.attempts WHERE queue_uid = $1 AND slot = $2)";
+
+const QUEUES: &str = "INSERT INTO retsu.queues (uid, record)
+     SELECT * FROM unnest($1::bigint[], $2::text[])
+     ON CONFLICT (uid) DO UPDATE SET record = excluded.record";
+
+/// Queues no longer in the state go, with everything that was theirs
+/// (counters raised earlier in the same commit included).
+const GONE: &str = "WITH gone AS (DELETE FROM retsu.queues WHERE uid <> ALL($1) RETURNING uid),
+        m AS (DELETE FROM retsu.messages WHERE queue_uid IN (SELECT uid FROM gone)),
+        d AS (DELETE FROM retsu.dedup WHERE queue_uid IN (SELECT uid FROM gone)),
+        c AS (DELETE FROM retsu.counters WHERE queue_uid IN (SELECT uid FROM gone)),
+        a AS (DELETE FROM retsu.attempts WHERE queue_uid IN (SELECT uid FROM gone))
+     SELECT count(*) FROM gone";
+
+/// An admin reset cleared the queue's window: the ids sent before it
+/// (sequence numbers up to the floor) deduplicate no more.
+const FLOOR: &str =
+    "DELETE FROM retsu.dedup WHERE queue_uid = $1 AND sequence_number <= $2::text::numeric";
+
+const META: &str = "INSERT INTO retsu.meta (key, value) VALUES ('engine', $1)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+/// Counters only go up.
+const COUNTERS: &str = "INSERT INTO retsu.counters (queue_uid, next_slot, next_nonce,
+        last_sequence)
+     SELECT q, s, n, l::numeric
+     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS r(q, s, n, l)
+     ON CONFLICT (queue_uid) DO UPDATE SET
+        next_slot = GREATEST(retsu.counters.next_slot, excluded.next_slot),
+        next_nonce = GREATEST(retsu.counters.next_nonce, excluded.next_nonce),
+        last_sequence = GREATEST(retsu.counters.last_sequence, excluded.last_sequence)";
+
+const PRUNE_DEDUP: &str = "DELETE FROM retsu.dedup WHERE expires_ms < $1";
+const PRUNE_ATTEMPTS: &str = "DELETE FROM retsu.attempts WHERE expires_ms < $1";
 
 /// The connection's prepared statements, by their text: a statement given
 /// as text would cost a round trip of its own (Parse) at every use.
 /// Cleared whenever a commit fails, and with the connection.
 #[derive(Default)]
-pub(super) struct Prepared(HashMap<String, Statement>);
+pub(super) struct Prepared(HashMap<&'static str, Statement>);
 
 impl Prepared {
     pub fn clear(&mut self) {
         self.0.clear();
     }
 
-    fn get(&mut self, tx: &mut Transaction<'_>, sql: &str) -> Result<Statement, Error> {
+    async fn get(&mut self, client: &Client, sql: &'static str) -> Result<Statement, Error> {
         if let Some(statement) = self.0.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = tx.prepare(sql)?;
-        self.0.insert(sql.to_string(), statement.clone());
+        let statement = client.prepare(sql).await?;
+        self.0.insert(sql, statement.clone());
         Ok(statement)
     }
 }
 
+type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
+
 /// Writes a batch in one transaction. `floors`: the deduplication floors
 /// already applied to the `dedup` table; updated once the commit holds.
-pub(super) fn commit(
-    client: &mut Client,
+pub(super) async fn commit(
+    client: &Client,
     batch: &Batch,
     floors: &mut HashMap<u64, u128>,
     prepared: &mut Prepared,
 ) -> Result<(), Error> {
-    let mut tx = client.transaction()?;
-    let p = prepared;
-    let mut deletes = Keys::default();
+    let mut deletes = (Vec::new(), Vec::new());
     let mut updates: Vec<(u64, u64, &StoredMessage)> = Vec::new();
     let mut inserts: Vec<(u64, u64, &StoredMessage)> = Vec::new();
     for (&(queue_uid, slot), row) in &batch.messages {
         match row {
-            Row::Delete => deletes.push(queue_uid, slot),
+            Row::Delete => {
+                deletes.0.push(queue_uid as i64);
+                deletes.1.push(slot as i64);
+            }
             Row::Put { message, new: true } => inserts.push((queue_uid, slot, message)),
             Row::Put {
                 message,
@@ -58,178 +151,179 @@ pub(super) fn commit(
             } => updates.push((queue_uid, slot, message)),
         }
     }
-    if !deletes.is_empty() {
-        exec(
-            &mut tx,
-            p,
-            "DELETE FROM retsu.messages m USING unnest($1::bigint[], $2::bigint[]) AS d(q, s)
-             WHERE m.queue_uid = d.q AND m.slot = d.s",
-            &[&deletes.queues, &deletes.slots],
-        )?;
-    }
-    if !updates.is_empty() {
-        let s = StateColumns::of(&updates);
-        let updated: HashSet<(i64, i64)> = query(
-            &mut tx,
-            p,
-            &format!(
-                "UPDATE retsu.messages m SET {STATE_SET}
-                     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],
-                        $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[],
-                        $10::bigint[])
-                        AS u(queue_uid, slot, first_receive_ms, receive_count, state, until_ms,
-                             nonce, received_ms, visible_since, ord)
-                     WHERE m.queue_uid = u.queue_uid AND m.slot = u.slot
-                     RETURNING m.queue_uid, m.slot"
-            ),
-            &[
-                &s.queues,
-                &s.slots,
-                &s.first_receive_ms,
-                &s.receive_count,
-                &s.state,
-                &s.until_ms,
-                &s.nonce,
-                &s.received_ms,
-                &s.visible_since,
-                &s.ord,
-            ],
-        )?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
-        // A state change whose row is missing is written whole.
-        inserts.extend(
-            updates
-                .into_iter()
-                .filter(|(q, s, _)| !updated.contains(&(*q as i64, *s as i64))),
-        );
-    }
-    if !inserts.is_empty() {
-        insert_messages(&mut tx, p, &inserts)?;
-    }
-    write_dedup(&mut tx, p, batch)?;
-    write_attempts(&mut tx, p, &batch.attempts)?;
-
-    let mut new_floors: Vec<(u64, u128)> = Vec::new();
-    if let Some(state) = &batch.queues {
+    // Every array the statements read, made before the pipeline borrows them.
+    let update_columns = StateColumns::of(&updates);
+    let insert_columns = MessageColumns::of(&inserts);
+    let dedup = DedupColumns::of(batch);
+    let attempts: Vec<AttemptParams<'_>> = batch.attempts.iter().map(AttemptParams::of).collect();
+    let queues = batch.queues.as_ref().map(|state| {
         let uids: Vec<i64> = state.queues.iter().map(|q| q.uid as i64).collect();
         let records: Vec<String> = state
             .queues
             .iter()
             .map(|q| serde_json::to_string(q).unwrap_or_default())
             .collect();
-        let gone: Vec<i64> = query(
-            &mut tx,
-            p,
-            "DELETE FROM retsu.queues WHERE uid <> ALL($1) RETURNING uid",
-            &[&uids],
-        )?
+        (uids, records, engine_meta(state))
+    });
+    let mut new_floors: Vec<(u64, u128)> = Vec::new();
+    for q in batch.queues.iter().flat_map(|s| &s.queues) {
+        let floor: u128 = q.dedup_floor.parse().unwrap_or(0);
+        if floor > 0 && floors.get(&q.uid) != Some(&floor) {
+            new_floors.push((q.uid, floor));
+        }
+    }
+    let floor_params: Vec<(i64, String)> = new_floors
         .iter()
-        .map(|r| r.get(0))
+        .map(|(uid, floor)| (*uid as i64, floor.to_string()))
         .collect();
-        exec(
-            &mut tx,
-            p,
-            "INSERT INTO retsu.queues (uid, record) SELECT * FROM unnest($1::bigint[], $2::text[])
-             ON CONFLICT (uid) DO UPDATE SET record = excluded.record",
-            &[&uids, &records],
-        )?;
-        if !gone.is_empty() {
-            // What belonged to deleted queues.
-            for table in ["messages", "dedup", "counters", "attempts"] {
-                exec(
-                    &mut tx,
-                    p,
-                    &format!("DELETE FROM retsu.{table} WHERE queue_uid = ANY($1)"),
-                    &[&gone],
-                )?;
+    let counters = CounterColumns::of(batch);
+    let prune = batch.prune.map(|now| now as i64);
+
+    // The statements, in order.
+    let mut steps: Vec<(&'static str, Params<'_>)> = Vec::new();
+    if !deletes.0.is_empty() {
+        steps.push((DELETE, vec![&deletes.0, &deletes.1]));
+    }
+    let update_at = (!updates.is_empty()).then(|| {
+        steps.push((UPDATE, update_columns.params()));
+        steps.len() - 1
+    });
+    if !inserts.is_empty() {
+        steps.push((INSERT, insert_columns.params()));
+    }
+    if !dedup.queues.is_empty() {
+        steps.push((DEDUP, dedup.params()));
+    }
+    for a in &attempts {
+        match a {
+            AttemptParams::Set {
+                queue_uid,
+                id,
+                expires_ms,
+                positions,
+                slots,
+                nonces,
+            } => {
+                steps.push((ATTEMPT_CLEAR, vec![queue_uid, id]));
+                steps.push((
+                    ATTEMPT_SET,
+                    vec![queue_uid, id, expires_ms, positions, slots, nonces],
+                ));
+            }
+            AttemptParams::Forget { queue_uid, slot } => {
+                steps.push((ATTEMPT_FORGET, vec![queue_uid, slot]))
             }
         }
-        for q in &state.queues {
-            // An admin reset cleared the queue's window: the ids sent
-            // before it (sequence numbers up to the floor) deduplicate no
-            // more. Done once per floor.
-            let floor: u128 = q.dedup_floor.parse().unwrap_or(0);
-            if floor > 0 && floors.get(&q.uid) != Some(&floor) {
-                exec(&mut tx, p,
-                    "DELETE FROM retsu.dedup WHERE queue_uid = $1 AND sequence_number <= $2::text::numeric",
-                    &[&(q.uid as i64), &floor.to_string()],
-                )?;
-                new_floors.push((q.uid, floor));
-            }
+    }
+    if !counters.queues.is_empty() {
+        steps.push((COUNTERS, counters.params()));
+    }
+    if let Some((uids, records, meta)) = &queues {
+        steps.push((QUEUES, vec![uids, records]));
+        steps.push((GONE, vec![uids]));
+        for (uid, floor) in &floor_params {
+            steps.push((FLOOR, vec![uid, floor]));
         }
-        exec(
-            &mut tx,
-            p,
-            "INSERT INTO retsu.meta (key, value) VALUES ('engine', $1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[&engine_meta(state)],
-        )?;
-        // Counters of a queue deleted in this very batch are not raised.
-        let gone: HashSet<u64> = gone.iter().map(|g| *g as u64).collect();
-        raise_counters(&mut tx, p, batch, &gone)?;
-    } else {
-        raise_counters(&mut tx, p, batch, &HashSet::new())?;
+        steps.push((META, vec![meta]));
+    }
+    if let Some(now) = &prune {
+        steps.push((PRUNE_DEDUP, vec![now]));
+        steps.push((PRUNE_ATTEMPTS, vec![now]));
     }
 
-    if let Some(now) = batch.prune {
-        let now = now as i64;
-        exec(
-            &mut tx,
-            p,
-            "DELETE FROM retsu.dedup WHERE expires_ms < $1",
-            &[&now],
-        )?;
-        exec(
-            &mut tx,
-            p,
-            "DELETE FROM retsu.attempts WHERE expires_ms < $1",
-            &[&now],
-        )?;
+    let mut statements = Vec::with_capacity(steps.len());
+    for (sql, _) in &steps {
+        statements.push(prepared.get(client, sql).await?);
     }
-    tx.commit()?;
+    // BEGIN, the statements, and COMMIT unless an update may find rows
+    // missing: all sent at once.
+    let mut pipeline: Vec<Step<'_>> = Vec::with_capacity(steps.len() + 2);
+    pipeline.push(Box::pin(simple(client, "BEGIN")));
+    for (statement, (_, params)) in statements.iter().zip(&steps) {
+        pipeline.push(Box::pin(client.query(statement, params)));
+    }
+    if update_at.is_none() {
+        pipeline.push(Box::pin(simple(client, "COMMIT")));
+    }
+    let results = in_order(pipeline).await;
+    let mut answers = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok(rows) => answers.push(rows),
+            Err(e) => return Err(rollback(client, e).await),
+        }
+    }
+    if let Some(at) = update_at {
+        // answers[0] is BEGIN's.
+        let updated: HashSet<(i64, i64)> = answers[at + 1]
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        // A state change whose row is missing is written whole.
+        let missing: Vec<(u64, u64, &StoredMessage)> = updates
+            .iter()
+            .copied()
+            .filter(|(q, s, _)| !updated.contains(&(*q as i64, *s as i64)))
+            .collect();
+        let missing_columns = MessageColumns::of(&missing);
+        let insert = if missing.is_empty() {
+            None
+        } else {
+            Some(prepared.get(client, INSERT).await?)
+        };
+        let missing_params = missing_columns.params();
+        let mut finish: Vec<Step<'_>> = Vec::new();
+        if let Some(insert) = &insert {
+            finish.push(Box::pin(client.query(insert, &missing_params)));
+        }
+        finish.push(Box::pin(simple(client, "COMMIT")));
+        for result in in_order(finish).await {
+            if let Err(e) = result {
+                return Err(rollback(client, e).await);
+            }
+        }
+    }
     floors.extend(new_floors);
     Ok(())
 }
 
-/// Runs a statement, prepared once per connection.
-fn exec(
-    tx: &mut Transaction<'_>,
-    p: &mut Prepared,
-    sql: &str,
-    params: &[&(dyn postgres::types::ToSql + Sync)],
-) -> Result<u64, Error> {
-    let statement = p.get(tx, sql)?;
-    tx.execute(&statement, params)
+type Step<'a> = Pin<Box<dyn Future<Output = Result<Vec<PgRow>, Error>> + 'a>>;
+
+async fn simple(client: &Client, sql: &str) -> Result<Vec<PgRow>, Error> {
+    client.batch_execute(sql).await.map(|()| Vec::new())
 }
 
-/// Runs a query, prepared once per connection.
-fn query(
-    tx: &mut Transaction<'_>,
-    p: &mut Prepared,
-    sql: &str,
-    params: &[&(dyn postgres::types::ToSql + Sync)],
-) -> Result<Vec<postgres::Row>, Error> {
-    let statement = p.get(tx, sql)?;
-    tx.query(&statement, params)
+/// After a failed statement the transaction is void; make sure it is
+/// closed (a no-op when COMMIT already turned into a rollback).
+async fn rollback(client: &Client, e: Error) -> Error {
+    let _ = client.batch_execute("ROLLBACK").await;
+    e
 }
 
-#[derive(Default)]
-struct Keys {
-    queues: Vec<i64>,
-    slots: Vec<i64>,
-}
-
-impl Keys {
-    fn push(&mut self, queue_uid: u64, slot: u64) {
-        self.queues.push(queue_uid as i64);
-        self.slots.push(slot as i64);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.queues.is_empty()
-    }
+/// Runs the steps as a pipeline: each one's request is sent when it is
+/// first polled, so polling them in order sends them in order, and none
+/// waits for the answer of the one before it.
+async fn in_order(mut steps: Vec<Step<'_>>) -> Vec<Result<Vec<PgRow>, Error>> {
+    let mut results: Vec<Option<Result<Vec<PgRow>, Error>>> = steps.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (step, result) in steps.iter_mut().zip(results.iter_mut()) {
+            if result.is_some() {
+                continue;
+            }
+            match step.as_mut().poll(cx) {
+                Poll::Ready(r) => *result = Some(r),
+                Poll::Pending => pending = true,
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    results.into_iter().flatten().collect()
 }
 
 /// The state columns of messages, one array per column.
@@ -266,199 +360,216 @@ impl StateColumns {
         }
         c
     }
+
+    fn params(&self) -> Params<'_> {
+        vec![
+            &self.queues,
+            &self.slots,
+            &self.first_receive_ms,
+            &self.receive_count,
+            &self.state,
+            &self.until_ms,
+            &self.nonce,
+            &self.received_ms,
+            &self.visible_since,
+            &self.ord,
+        ]
+    }
 }
 
-/// Whole rows; a row already there (a retried commit that had in fact
-/// landed) takes the newer state.
-fn insert_messages(
-    tx: &mut Transaction<'_>,
-    p: &mut Prepared,
-    rows: &[(u64, u64, &StoredMessage)],
-) -> Result<(), Error> {
-    let s = StateColumns::of(rows);
-    let n = rows.len();
-    let mut message_id: Vec<&[u8]> = Vec::with_capacity(n);
-    let mut body: Vec<&str> = Vec::with_capacity(n);
-    let mut body_md5: Vec<&[u8]> = Vec::with_capacity(n);
-    let mut attributes: Vec<Option<String>> = Vec::with_capacity(n);
-    let mut trace_header: Vec<Option<&str>> = Vec::with_capacity(n);
-    let mut sender_id: Vec<&str> = Vec::with_capacity(n);
-    let mut sent_ms: Vec<i64> = Vec::with_capacity(n);
-    let mut enqueued_ms: Vec<i64> = Vec::with_capacity(n);
-    let mut group_id: Vec<Option<&str>> = Vec::with_capacity(n);
-    let mut dedup_id: Vec<Option<&str>> = Vec::with_capacity(n);
-    let mut sequence_number: Vec<Option<String>> = Vec::with_capacity(n);
-    let mut source: Vec<Option<&str>> = Vec::with_capacity(n);
-    for &(_, _, m) in rows {
-        message_id.push(m.message_id.as_bytes());
-        body.push(&m.body);
-        body_md5.push(m.body_md5.as_slice());
-        attributes.push(
-            (!m.attributes().is_empty())
-                .then(|| serde_json::to_string(m.attributes()).unwrap_or_default()),
-        );
-        trace_header.push(m.trace_header());
-        sender_id.push(&m.sender_id);
-        sent_ms.push(m.sent_ms as i64);
-        enqueued_ms.push(m.enqueued_ms() as i64);
-        group_id.push(m.group_id().map(|g| &**g));
-        dedup_id.push(m.dedup_id());
-        sequence_number.push(m.sequence_number().map(|s| s.to_string()));
-        source.push(m.dead_letter_source_arn().map(|a| &**a));
+/// The rest of a whole message row, one array per column.
+struct MessageColumns<'a> {
+    state: StateColumns,
+    message_id: Vec<&'a [u8]>,
+    body: Vec<&'a str>,
+    body_md5: Vec<&'a [u8]>,
+    attributes: Vec<Option<String>>,
+    trace_header: Vec<Option<&'a str>>,
+    sender_id: Vec<&'a str>,
+    sent_ms: Vec<i64>,
+    enqueued_ms: Vec<i64>,
+    group_id: Vec<Option<&'a str>>,
+    dedup_id: Vec<Option<&'a str>>,
+    sequence_number: Vec<Option<String>>,
+    source: Vec<Option<&'a str>>,
+}
+
+impl<'a> MessageColumns<'a> {
+    fn of(rows: &[(u64, u64, &'a StoredMessage)]) -> MessageColumns<'a> {
+        let n = rows.len();
+        let mut c = MessageColumns {
+            state: StateColumns::of(rows),
+            message_id: Vec::with_capacity(n),
+            body: Vec::with_capacity(n),
+            body_md5: Vec::with_capacity(n),
+            attributes: Vec::with_capacity(n),
+            trace_header: Vec::with_capacity(n),
+            sender_id: Vec::with_capacity(n),
+            sent_ms: Vec::with_capacity(n),
+            enqueued_ms: Vec::with_capacity(n),
+            group_id: Vec::with_capacity(n),
+            dedup_id: Vec::with_capacity(n),
+            sequence_number: Vec::with_capacity(n),
+            source: Vec::with_capacity(n),
+        };
+        for &(_, _, m) in rows {
+            c.message_id.push(m.message_id.as_bytes());
+            c.body.push(&m.body);
+            c.body_md5.push(m.body_md5.as_slice());
+            c.attributes.push(
+                (!m.attributes().is_empty())
+                    .then(|| serde_json::to_string(m.attributes()).unwrap_or_default()),
+            );
+            c.trace_header.push(m.trace_header());
+            c.sender_id.push(&m.sender_id);
+            c.sent_ms.push(m.sent_ms as i64);
+            c.enqueued_ms.push(m.enqueued_ms() as i64);
+            c.group_id.push(m.group_id().map(|g| &**g));
+            c.dedup_id.push(m.dedup_id());
+            c.sequence_number
+                .push(m.sequence_number().map(|s| s.to_string()));
+            c.source.push(m.dead_letter_source_arn().map(|a| &**a));
+        }
+        c
     }
-    exec(
-        tx,
-        p,
-        &format!(
-            "INSERT INTO retsu.messages (queue_uid, slot, message_id, body, body_md5, attributes,
-                trace_header, sender_id, sent_ms, enqueued_ms, first_receive_ms, receive_count,
-                group_id, dedup_id, sequence_number, dead_letter_source_arn, state, until_ms,
-                nonce, received_ms, visible_since, ord)
-             SELECT q, s, id, b, md5, a, th, snd, sent, enq, frm, rc, g, dd, seq::numeric, src,
-                st, un, n, rcv, vis, o
-             FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::text[], $5::bytea[],
-                $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[],
-                $12::bigint[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[],
-                $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[])
-                AS r(q, s, id, b, md5, a, th, snd, sent, enq, frm, rc, g, dd, seq, src, st, un,
-                     n, rcv, vis, o)
-             ON CONFLICT (queue_uid, slot) DO UPDATE SET {}",
-            STATE_SET.replace("u.", "excluded.")
-        ),
-        &[
+
+    /// `INSERT`'s parameters.
+    fn params(&self) -> Params<'_> {
+        let s = &self.state;
+        vec![
             &s.queues,
             &s.slots,
-            &message_id,
-            &body,
-            &body_md5,
-            &attributes,
-            &trace_header,
-            &sender_id,
-            &sent_ms,
-            &enqueued_ms,
+            &self.message_id,
+            &self.body,
+            &self.body_md5,
+            &self.attributes,
+            &self.trace_header,
+            &self.sender_id,
+            &self.sent_ms,
+            &self.enqueued_ms,
             &s.first_receive_ms,
             &s.receive_count,
-            &group_id,
-            &dedup_id,
-            &sequence_number,
-            &source,
+            &self.group_id,
+            &self.dedup_id,
+            &self.sequence_number,
+            &self.source,
             &s.state,
             &s.until_ms,
             &s.nonce,
             &s.received_ms,
             &s.visible_since,
             &s.ord,
-        ],
-    )?;
-    Ok(())
+        ]
+    }
 }
 
-fn write_dedup(tx: &mut Transaction<'_>, p: &mut Prepared, batch: &Batch) -> Result<(), Error> {
-    if batch.dedup.is_empty() {
-        return Ok(());
-    }
-    let n = batch.dedup.len();
-    let (mut queues, mut groups, mut ids, mut messages, mut sequences, mut expires) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for (&(queue_uid, _, _), record) in &batch.dedup {
-        queues.push(queue_uid as i64);
-        groups.push(record.group.as_str());
-        ids.push(record.dedup_id.as_str());
-        messages.push(record.message_id.as_bytes().as_slice());
-        sequences.push(record.sequence_number.to_string());
-        expires.push(record.expires_ms as i64);
-    }
-    exec(tx, p,
-        "INSERT INTO retsu.dedup (queue_uid, grp, dedup_id, message_id, sequence_number, expires_ms)
-         SELECT q, g, d, m, s::numeric, e
-         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[])
-            AS r(q, g, d, m, s, e)
-         ON CONFLICT (queue_uid, grp, dedup_id) DO UPDATE SET message_id = excluded.message_id,
-            sequence_number = excluded.sequence_number, expires_ms = excluded.expires_ms",
-        &[&queues, &groups, &ids, &messages, &sequences, &expires],
-    )?;
-    Ok(())
+struct DedupColumns<'a> {
+    queues: Vec<i64>,
+    groups: Vec<&'a str>,
+    ids: Vec<&'a str>,
+    messages: Vec<&'a [u8]>,
+    sequences: Vec<String>,
+    expires: Vec<i64>,
 }
 
-/// Receive attempts are rare (FIFO with ReceiveRequestAttemptId) and
-/// order-dependent: one statement each, in order.
-fn write_attempts(
-    tx: &mut Transaction<'_>,
-    p: &mut Prepared,
-    ops: &[AttemptOp],
-) -> Result<(), Error> {
-    for op in ops {
+impl<'a> DedupColumns<'a> {
+    fn of(batch: &'a Batch) -> DedupColumns<'a> {
+        let mut c = DedupColumns {
+            queues: Vec::new(),
+            groups: Vec::new(),
+            ids: Vec::new(),
+            messages: Vec::new(),
+            sequences: Vec::new(),
+            expires: Vec::new(),
+        };
+        for (&(queue_uid, _, _), record) in &batch.dedup {
+            c.queues.push(queue_uid as i64);
+            c.groups.push(record.group.as_str());
+            c.ids.push(record.dedup_id.as_str());
+            c.messages.push(record.message_id.as_bytes().as_slice());
+            c.sequences.push(record.sequence_number.to_string());
+            c.expires.push(record.expires_ms as i64);
+        }
+        c
+    }
+
+    fn params(&self) -> Params<'_> {
+        vec![
+            &self.queues,
+            &self.groups,
+            &self.ids,
+            &self.messages,
+            &self.sequences,
+            &self.expires,
+        ]
+    }
+}
+
+/// A receive-attempt change's parameters.
+enum AttemptParams<'a> {
+    Set {
+        queue_uid: i64,
+        id: &'a str,
+        expires_ms: i64,
+        positions: Vec<i64>,
+        slots: Vec<i64>,
+        nonces: Vec<i64>,
+    },
+    Forget {
+        queue_uid: i64,
+        slot: i64,
+    },
+}
+
+impl<'a> AttemptParams<'a> {
+    fn of(op: &'a AttemptOp) -> AttemptParams<'a> {
         match op {
             AttemptOp::Set {
                 queue_uid,
                 id,
                 expires_ms,
                 messages,
-            } => {
-                let uid = *queue_uid as i64;
-                exec(
-                    tx,
-                    p,
-                    "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id = $2",
-                    &[&uid, &&**id],
-                )?;
-                let positions: Vec<i64> = (0..messages.len() as i64).collect();
-                let slots: Vec<i64> = messages.iter().map(|(s, _)| *s as i64).collect();
-                let nonces: Vec<i64> = messages.iter().map(|(_, n)| *n as i64).collect();
-                exec(tx, p,
-                    "INSERT INTO retsu.attempts (queue_uid, attempt_id, pos, slot, nonce, expires_ms)
-                     SELECT $1, $2, p, s, n, $3
-                     FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS r(p, s, n)",
-                    &[&uid, &&**id, &(*expires_ms as i64), &positions, &slots, &nonces],
-                )?;
-            }
-            AttemptOp::Forget { queue_uid, slot } => {
-                exec(
-                    tx,
-                    p,
-                    "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id IN
-                        (SELECT attempt_id FROM retsu.attempts WHERE queue_uid = $1 AND slot = $2)",
-                    &[&(*queue_uid as i64), &(*slot as i64)],
-                )?;
-            }
+            } => AttemptParams::Set {
+                queue_uid: *queue_uid as i64,
+                id,
+                expires_ms: *expires_ms as i64,
+                positions: (0..messages.len() as i64).collect(),
+                slots: messages.iter().map(|(s, _)| *s as i64).collect(),
+                nonces: messages.iter().map(|(_, n)| *n as i64).collect(),
+            },
+            AttemptOp::Forget { queue_uid, slot } => AttemptParams::Forget {
+                queue_uid: *queue_uid as i64,
+                slot: *slot as i64,
+            },
         }
     }
-    Ok(())
 }
 
-/// Counters only go up.
-fn raise_counters(
-    tx: &mut Transaction<'_>,
-    p: &mut Prepared,
-    batch: &Batch,
-    gone: &HashSet<u64>,
-) -> Result<(), Error> {
-    let (mut queues, mut slots, mut nonces, mut sequences) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (uid, c) in batch.counters.iter().filter(|(uid, _)| !gone.contains(uid)) {
-        queues.push(*uid as i64);
-        slots.push(c.next_slot as i64);
-        nonces.push(c.next_nonce as i64);
-        sequences.push(c.last_sequence.to_string());
+struct CounterColumns {
+    queues: Vec<i64>,
+    slots: Vec<i64>,
+    nonces: Vec<i64>,
+    sequences: Vec<String>,
+}
+
+impl CounterColumns {
+    fn of(batch: &Batch) -> CounterColumns {
+        let mut c = CounterColumns {
+            queues: Vec::new(),
+            slots: Vec::new(),
+            nonces: Vec::new(),
+            sequences: Vec::new(),
+        };
+        for (uid, counters) in &batch.counters {
+            c.queues.push(*uid as i64);
+            c.slots.push(counters.next_slot as i64);
+            c.nonces.push(counters.next_nonce as i64);
+            c.sequences.push(counters.last_sequence.to_string());
+        }
+        c
     }
-    if queues.is_empty() {
-        return Ok(());
+
+    fn params(&self) -> Params<'_> {
+        vec![&self.queues, &self.slots, &self.nonces, &self.sequences]
     }
-    exec(tx, p,
-        "INSERT INTO retsu.counters (queue_uid, next_slot, next_nonce, last_sequence)
-         SELECT q, s, n, l::numeric FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[])
-            AS r(q, s, n, l)
-         ON CONFLICT (queue_uid) DO UPDATE SET
-            next_slot = GREATEST(retsu.counters.next_slot, excluded.next_slot),
-            next_nonce = GREATEST(retsu.counters.next_nonce, excluded.next_nonce),
-            last_sequence = GREATEST(retsu.counters.last_sequence, excluded.last_sequence)",
-        &[&queues, &slots, &nonces, &sequences],
-    )?;
-    Ok(())
 }

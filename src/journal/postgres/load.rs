@@ -1,26 +1,29 @@
 //! The `retsu` schema's tables back into a new engine.
 
-use postgres::Client;
+use tokio_postgres::Client;
 
 use super::super::rows::{Loader, MessageRow};
 use super::Engine;
 
 /// Puts the stored state into the engine. Returns (queues, messages).
-pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize), String> {
-    let err = |e: postgres::Error| super::describe(&e);
+pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize), String> {
+    let err = |e: tokio_postgres::Error| super::describe(&e);
     // One snapshot for every table.
-    let mut tx = client
+    let tx = client
         .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
         .read_only(true)
         .start()
+        .await
         .map_err(err)?;
     let meta: Option<String> = tx
         .query_opt("SELECT value FROM retsu.meta WHERE key = 'engine'", &[])
+        .await
         .map_err(err)?
         .map(|r| r.get(0));
     let queues: Vec<String> = tx
         .query("SELECT record FROM retsu.queues ORDER BY uid", &[])
+        .await
         .map_err(err)?
         .iter()
         .map(|r| r.get(0))
@@ -32,6 +35,7 @@ pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize
             "SELECT queue_uid, next_slot, next_nonce, last_sequence::text FROM retsu.counters",
             &[],
         )
+        .await
         .map_err(err)?
     {
         loader.counters(r.get(0), r.get(1), r.get(2), r.get(3));
@@ -43,6 +47,7 @@ pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize
              FROM retsu.dedup ORDER BY expires_ms",
             &[],
         )
+        .await
         .map_err(err)?
     {
         loader.dedup(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5));
@@ -54,6 +59,7 @@ pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize
              ORDER BY queue_uid, attempt_id, pos",
             &[],
         )
+        .await
         .map_err(err)?
     {
         loader.attempt_row(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
@@ -69,9 +75,10 @@ pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize
              FROM retsu.messages ORDER BY queue_uid, slot",
             &[],
         )
+        .await
         .map_err(err)?;
     loop {
-        let rows = tx.query_portal(&portal, 10_000).map_err(err)?;
+        let rows = tx.query_portal(&portal, 10_000).await.map_err(err)?;
         if rows.is_empty() {
             break;
         }
@@ -102,6 +109,6 @@ pub(super) fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize
             })?;
         }
     }
-    tx.commit().map_err(err)?;
+    tx.commit().await.map_err(err)?;
     Ok(loader.finish())
 }

@@ -3,8 +3,9 @@
 //!
 //! One connection, owned by the writer thread, commits each batch as one
 //! transaction; every kind of row is one statement over arrays (`unnest`),
-//! so a commit costs a handful of round trips however many requests it
-//! holds. The connection holds a session advisory lock on the database
+//! and the statements are pipelined (sent together, answered together),
+//! so a commit costs one round trip, two when it changes messages already
+//! stored, however many requests it holds. The connection holds a session advisory lock on the database
 //! for as long as it lives: a second server on the same database refuses
 //! to start, and a server whose connection was lost commits again only
 //! after taking the lock back, so two servers never both write. (A
@@ -25,7 +26,8 @@ mod schema;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
+use tokio::runtime::Runtime;
+use tokio_postgres::{Client, NoTls};
 
 use super::{Backend, Batch, DurabilityMode, Engine, SqsError};
 
@@ -42,7 +44,7 @@ const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Checks a URL's form without connecting.
 pub(super) fn check_url(url: &str) -> Result<(), String> {
-    url.parse::<postgres::Config>()
+    url.parse::<tokio_postgres::Config>()
         .map(|_| ())
         .map_err(|e| format!("--store {}: malformed PostgreSQL URL: {e}", redact(url)))
 }
@@ -70,7 +72,7 @@ pub(super) fn redact(url: &str) -> String {
 
 /// An error with its cause: rust-postgres's own text ("db error", "error
 /// connecting to server") leaves out what the server or the socket said.
-pub(super) fn describe(e: &postgres::Error) -> String {
+pub(super) fn describe(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         return format!("{}: {}", db.severity(), db.message());
     }
@@ -85,7 +87,10 @@ pub(super) fn describe(e: &postgres::Error) -> String {
 }
 
 pub(super) struct Postgres {
-    config: postgres::Config,
+    /// Runs the client and its connection on the journal's thread, only
+    /// while a call waits on it.
+    runtime: Runtime,
+    config: tokio_postgres::Config,
     /// None after the connection was found lost, until it is made again.
     client: Option<Client>,
     mode: DurabilityMode,
@@ -99,9 +104,13 @@ pub(super) struct Postgres {
 /// tables: the backend and the receipt-handle secret.
 pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>, Vec<u8>), String> {
     let shown = redact(url);
-    let mut config: postgres::Config = url
+    let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e| format!("--store {shown}: malformed PostgreSQL URL: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the PostgreSQL client: {e}"))?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -110,9 +119,12 @@ pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>,
     }
     config.keepalives_idle(Duration::from_secs(5));
     config.application_name("retsu");
-    let mut client = connect(&config, mode, &shown)?;
-    let secret = schema::prepare(&mut client).map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+    let mut client = connect(&runtime, &config, mode, &shown)?;
+    let secret = runtime
+        .block_on(schema::prepare(&mut client))
+        .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
     let backend = Postgres {
+        runtime,
         config,
         client: Some(client),
         mode,
@@ -124,47 +136,66 @@ pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>,
 }
 
 /// A new connection holding the database's lock, set for `mode`.
-fn connect(config: &postgres::Config, mode: DurabilityMode, shown: &str) -> Result<Client, String> {
-    let mut client = config
-        .connect(NoTls)
-        .map_err(|e| format!("cannot connect to PostgreSQL {shown}: {}", describe(&e)))?;
-    let locked: bool = client
-        .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])
-        .and_then(|r| r.try_get(0))
-        .map_err(|e| format!("PostgreSQL {shown}: {}", describe(&e)))?;
-    if !locked {
-        return Err(format!(
-            "PostgreSQL {shown} is in use by another Retsu server (it holds the database's advisory lock {LOCK_KEY}); stop it or choose another database"
-        ));
-    }
-    // `full` keeps the server's own setting (on unless the operator
-    // changed it; with synchronous standbys it waits for them too).
-    // `process` and `relaxed`: the commit returns once PostgreSQL has it
-    // in memory and its WAL writer will flush it, so it survives Retsu's
-    // crash but not PostgreSQL's.
-    if mode != DurabilityMode::Full {
-        client
-            .batch_execute("SET synchronous_commit = off")
+fn connect(
+    runtime: &Runtime,
+    config: &tokio_postgres::Config,
+    mode: DurabilityMode,
+    shown: &str,
+) -> Result<Client, String> {
+    runtime.block_on(async {
+        let (client, connection) = config
+            .connect(NoTls)
+            .await
+            .map_err(|e| format!("cannot connect to PostgreSQL {shown}: {}", describe(&e)))?;
+        // Ends when the connection does; the client then reports closed.
+        tokio::spawn(connection);
+        let locked: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])
+            .await
+            .and_then(|r| r.try_get(0))
             .map_err(|e| format!("PostgreSQL {shown}: {}", describe(&e)))?;
-    }
-    Ok(client)
+        if !locked {
+            return Err(format!(
+                "PostgreSQL {shown} is in use by another Retsu server (it holds the database's advisory lock {LOCK_KEY}); stop it or choose another database"
+            ));
+        }
+        // `full` keeps the server's own setting (on unless the operator
+        // changed it; with synchronous standbys it waits for them too).
+        // `process` and `relaxed`: the commit returns once PostgreSQL has
+        // it in memory and its WAL writer will flush it, so it survives
+        // Retsu's crash but not PostgreSQL's.
+        if mode != DurabilityMode::Full {
+            client
+                .batch_execute("SET synchronous_commit = off")
+                .await
+                .map_err(|e| format!("PostgreSQL {shown}: {}", describe(&e)))?;
+        }
+        Ok(client)
+    })
 }
 
 impl Backend for Postgres {
     fn load(&mut self, engine: &Engine) -> Result<(usize, usize), String> {
         let client = self.client.as_mut().ok_or("not connected")?;
-        load::load(client, engine).map_err(|e| format!("PostgreSQL {}: {e}", self.url))
+        self.runtime
+            .block_on(load::load(client, engine))
+            .map_err(|e| format!("PostgreSQL {}: {e}", self.url))
     }
 
     fn commit(&mut self, batch: &Batch) -> Result<(), String> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.client = None;
             self.prepared.clear();
-            self.client = Some(connect(&self.config, self.mode, &self.url)?);
+            self.client = Some(connect(&self.runtime, &self.config, self.mode, &self.url)?);
             tracing::info!("journal: reconnected to PostgreSQL {}", self.url);
         }
-        let client = self.client.as_mut().ok_or("not connected")?;
-        let result = commit::commit(client, batch, &mut self.floors, &mut self.prepared);
+        let client = self.client.as_ref().ok_or("not connected")?;
+        let result = self.runtime.block_on(commit::commit(
+            client,
+            batch,
+            &mut self.floors,
+            &mut self.prepared,
+        ));
         if let Err(e) = &result {
             // A statement prepared in the failed transaction may be gone.
             self.prepared.clear();

@@ -6,7 +6,7 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use postgres::Client;
+use tokio_postgres::Client;
 
 use super::FORMAT;
 
@@ -69,19 +69,20 @@ CREATE INDEX attempts_slot ON retsu.attempts (queue_uid, slot);
 
 /// Checks (or sets up) the format; returns the receipt-handle secret.
 /// Writes nothing to a database whose `retsu` schema is not this format.
-pub(super) fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
-    let err = |e: postgres::Error| super::describe(&e);
+pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
+    let err = |e: tokio_postgres::Error| super::describe(&e);
     let exists: bool = client
         .query_one(
             "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'retsu')",
             &[],
         )
+        .await
         .and_then(|r| r.try_get(0))
         .map_err(err)?;
     if !exists {
         let secret = rand::random::<[u8; 32]>().to_vec();
-        let mut tx = client.transaction().map_err(err)?;
-        tx.batch_execute(SCHEMA).map_err(err)?;
+        let tx = client.transaction().await.map_err(err)?;
+        tx.batch_execute(SCHEMA).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
             &[
@@ -90,22 +91,15 @@ pub(super) fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
                 &STANDARD.encode(&secret),
             ],
         )
+        .await
         .map_err(err)?;
-        tx.commit().map_err(err)?;
+        tx.commit().await.map_err(err)?;
         return Ok(secret);
     }
-    let value = |client: &mut Client, key: &str| -> Result<Option<String>, String> {
-        client
-            .query_opt("SELECT value FROM retsu.meta WHERE key = $1", &[&key])
-            .map_err(|e| {
-                format!("the database has a schema named retsu that Retsu did not write ({}); refusing to use it", super::describe(&e))
-            })?
-            .map(|r| r.try_get(0))
-            .transpose()
-            .map_err(err)
-    };
-    let format = value(client, "format")?;
-    let written_by = value(client, "written_by")?.unwrap_or_else(|| "an unknown version".into());
+    let format = value(client, "format").await?;
+    let written_by = value(client, "written_by")
+        .await?
+        .unwrap_or_else(|| "an unknown version".into());
     if format.as_deref() != Some(FORMAT.to_string().as_str()) {
         return Err(format!(
             "the database's retsu schema has format {} (written by Retsu {written_by}); this Retsu {} reads format {FORMAT} only and will not misread it: use a matching Retsu or another database",
@@ -113,8 +107,24 @@ pub(super) fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
             env!("CARGO_PKG_VERSION"),
         ));
     }
-    let secret = value(client, "receipt_secret")?.unwrap_or_default();
+    let secret = value(client, "receipt_secret").await?.unwrap_or_default();
     STANDARD
         .decode(secret)
         .map_err(|e| format!("the stored receipt-handle secret is damaged: {e}"))
+}
+
+/// One `retsu.meta` value.
+async fn value(client: &Client, key: &str) -> Result<Option<String>, String> {
+    client
+        .query_opt("SELECT value FROM retsu.meta WHERE key = $1", &[&key])
+        .await
+        .map_err(|e| {
+            format!(
+                "the database has a schema named retsu that Retsu did not write ({}); refusing to use it",
+                super::describe(&e)
+            )
+        })?
+        .map(|r| r.try_get(0))
+        .transpose()
+        .map_err(|e| super::describe(&e))
 }
