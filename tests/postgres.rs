@@ -342,7 +342,7 @@ async fn a_state_change_for_a_missing_row_writes_it_whole() {
     let r = c
         .receive_message()
         .queue_url(&q)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
         .send()
         .await
         .unwrap();
