@@ -1,9 +1,6 @@
 //! A batch as one PostgreSQL transaction: each kind of row is one
 //! statement over arrays, and the statements are pipelined: sent one after
-//! another without waiting, answered in order. A commit is one round trip,
-//! or two when it changes the state of messages already stored (their
-//! update says which rows were missing, and those are written whole before
-//! COMMIT).
+//! another without waiting, answered in order: a commit is one round trip.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -235,16 +232,13 @@ pub(super) async fn commit(
     for (sql, _) in &steps {
         statements.push(prepared.get(client, sql).await?);
     }
-    // BEGIN, the statements, and COMMIT unless an update may find rows
-    // missing: all sent at once.
+    // BEGIN, the statements and COMMIT, all sent at once.
     let mut pipeline: Vec<Step<'_>> = Vec::with_capacity(steps.len() + 2);
     pipeline.push(Box::pin(simple(client, "BEGIN")));
     for (statement, (_, params)) in statements.iter().zip(&steps) {
         pipeline.push(Box::pin(client.query(statement, params)));
     }
-    if update_at.is_none() {
-        pipeline.push(Box::pin(simple(client, "COMMIT")));
-    }
+    pipeline.push(Box::pin(simple(client, "COMMIT")));
     let results = in_order(pipeline).await;
     let mut answers = Vec::with_capacity(results.len());
     for result in results {
@@ -254,33 +248,24 @@ pub(super) async fn commit(
         }
     }
     if let Some(at) = update_at {
-        // answers[0] is BEGIN's.
-        let updated: HashSet<(i64, i64)> = answers[at + 1]
+        // A state change whose row was missing is written whole, in a
+        // transaction of its own right after: no answer waits on this
+        // batch before both are committed, and the insert is idempotent,
+        // so a crash between the two loses nothing that was answered.
+        let updated: HashSet<(i64, i64)> = answers[at + 1] // [0] is BEGIN's
             .iter()
             .map(|r| (r.get(0), r.get(1)))
             .collect();
-        // A state change whose row is missing is written whole.
         let missing: Vec<(u64, u64, &StoredMessage)> = updates
             .iter()
             .copied()
             .filter(|(q, s, _)| !updated.contains(&(*q as i64, *s as i64)))
             .collect();
-        let missing_columns = MessageColumns::of(&missing);
-        let insert = if missing.is_empty() {
-            None
-        } else {
-            Some(prepared.get(client, INSERT).await?)
-        };
-        let missing_params = missing_columns.params();
-        let mut finish: Vec<Step<'_>> = Vec::new();
-        if let Some(insert) = &insert {
-            finish.push(Box::pin(client.query(insert, &missing_params)));
-        }
-        finish.push(Box::pin(simple(client, "COMMIT")));
-        for result in in_order(finish).await {
-            if let Err(e) = result {
-                return Err(rollback(client, e).await);
-            }
+        if !missing.is_empty() {
+            let insert = prepared.get(client, INSERT).await?;
+            let columns = MessageColumns::of(&missing);
+            let params = columns.params();
+            client.query(&insert, &params).await?;
         }
     }
     floors.extend(new_floors);

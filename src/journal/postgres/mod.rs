@@ -4,13 +4,12 @@
 //! One connection, owned by the writer thread, commits each batch as one
 //! transaction; every kind of row is one statement over arrays (`unnest`),
 //! and the statements are pipelined (sent together, answered together),
-//! so a commit costs one round trip, two when it changes messages already
-//! stored, however many requests it holds. The connection holds a session advisory lock on the database
-//! for as long as it lives: a second server on the same database refuses
-//! to start, and a server whose connection was lost commits again only
-//! after taking the lock back, so two servers never both write. (A
-//! cluster, where several nodes share one database, replaces this lock
-//! with ownership of each queue.)
+//! so a commit costs one round trip however many requests it holds.
+//!
+//! The connection holds a session advisory lock on the database for as
+//! long as it lives: a second server on the same database refuses to
+//! start, and a server whose connection was lost commits again only after
+//! taking the lock back, so two servers never both write.
 //!
 //! While the database cannot be reached, commits fail and are retried on a
 //! new connection; the journal refuses changes meanwhile with

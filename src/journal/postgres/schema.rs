@@ -2,7 +2,9 @@
 //!
 //! The same rows as the SQLite backend. FIFO sequence numbers (up to 39
 //! digits) are `numeric`, so PostgreSQL compares them; ids and MD5s are
-//! `bytea`.
+//! `bytea`. A message's row changes state with every receive; pages kept
+//! 30 % free let those updates stay on the page (HOT), without a new
+//! index entry each.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -54,7 +56,7 @@ CREATE TABLE retsu.messages (
     visible_since bigint NOT NULL,
     ord bigint NOT NULL,
     PRIMARY KEY (queue_uid, slot)
-);
+) WITH (fillfactor = 70);
 CREATE TABLE retsu.attempts (
     queue_uid bigint NOT NULL,
     attempt_id text NOT NULL,
