@@ -217,7 +217,18 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         return ExitCode::from(BAD_CONFIG);
     }
     // SNS on the same engine, and the file's topics on it.
-    let services = retsu::server::Services::new(&config, engine.clone());
+    // SNS's signing key: in the data directory, or in PostgreSQL's store.
+    let services = match (&store, &journal) {
+        (Some(retsu::journal::Store::Postgres(_)), Some(journal)) => {
+            retsu::server::Services::with_key_store(
+                engine.clone(),
+                Some(Arc::new(retsu::notification_signing::JournalKeyStore(
+                    journal.clone(),
+                ))),
+            )
+        }
+        _ => retsu::server::Services::new(&config, engine.clone()),
+    };
     if let Err(e) = plan.apply_topics(&services.sns, &provision_base).await {
         tracing::error!("{e}");
         return ExitCode::from(BAD_CONFIG);

@@ -7,9 +7,10 @@
 //! Everything here is pure Rust (RustCrypto's `rsa` and `x509-cert`), so the
 //! static musl build needs neither OpenSSL nor a C compiler.
 //!
-//! With a data directory the identity lives in one file,
-//! `sns-signing-key.pem`: the PKCS#8 `PRIVATE KEY` block, then the
-//! `CERTIFICATE` block. The certificate is kept and not remade on each start
+//! With a store the identity is kept as one text, the PKCS#8 `PRIVATE KEY`
+//! block then the `CERTIFICATE` block ([`KeyStore`]): with a data directory
+//! the file `sns-signing-key.pem`, with PostgreSQL a row of the journal's
+//! `meta` table. The certificate is kept and not remade on each start
 //! because its serial and validity differ each time it is made, and so would
 //! its file name, the one in the `SigningCertURL` of messages stored before a
 //! restart.
@@ -97,23 +98,23 @@ impl SigningIdentity {
     /// the key (say, one a user supplied) gets a certificate added; so does one
     /// whose certificate has expired or is of another key.
     pub fn load_or_create(dir: &Path) -> io::Result<SigningIdentity> {
-        let path = dir.join(KEY_FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
-        let Some(text) = text else {
+        SigningIdentity::load_or_create_in(&DirKeyStore(dir.to_path_buf()))
+    }
+
+    /// The identity `store` keeps, or one made and kept there; as
+    /// [`SigningIdentity::load_or_create`] for any store.
+    pub fn load_or_create_in(store: &dyn KeyStore) -> io::Result<SigningIdentity> {
+        let Some(text) = store.read()? else {
             let key = generate_key().map_err(io::Error::other)?;
             let certificate = make_certificate(&key).map_err(io::Error::other)?;
-            write_identity(&path, &key, &certificate)?;
+            store.write(&identity_text(&key, &certificate)?)?;
             return SigningIdentity::new(key, &certificate);
         };
 
         let invalid = |what: &str, e: &dyn fmt::Display| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("{}: {what}: {e}", path.display()),
+                format!("{}: {what}: {e}", store.describe()),
             )
         };
         let key_pem = pem_block(&text, "PRIVATE KEY").ok_or_else(|| {
@@ -137,7 +138,7 @@ impl SigningIdentity {
             Some(certificate) if usable => certificate,
             _ => {
                 let certificate = make_certificate(&key).map_err(io::Error::other)?;
-                write_identity(&path, &key, &certificate)?;
+                store.write(&identity_text(&key, &certificate)?)?;
                 certificate
             }
         };
@@ -278,39 +279,72 @@ fn pem_block<'t>(text: &'t str, label: &str) -> Option<&'t str> {
     Some(&text[start..stop])
 }
 
-/// Writes key and certificate to `path` atomically: a temporary file beside
-/// it, created 0600 so the key is never readable by others, synced, renamed
-/// over `path`, then the directory synced so the rename survives a crash.
-fn write_identity(path: &Path, key: &PrivateKey, certificate: &Certificate) -> io::Result<()> {
+/// Key and certificate as one text: the PKCS#8 key block, then the
+/// certificate block.
+fn identity_text(key: &PrivateKey, certificate: &Certificate) -> io::Result<String> {
     let key_pem = key.to_pkcs8_pem(LineEnding::LF).map_err(io::Error::other)?;
     let certificate_pem = certificate
         .to_pem(LineEnding::LF)
         .map_err(io::Error::other)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let temporary = dir.join(format!(".{KEY_FILE_NAME}.{}.tmp", std::process::id()));
-    // A stale one (a crash, a reused pid) would keep its own mode: start anew.
-    let _ = std::fs::remove_file(&temporary);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+    Ok(format!("{}{certificate_pem}", key_pem.as_str()))
+}
+
+/// Where an identity is kept between runs.
+pub trait KeyStore: Send + Sync {
+    /// The kept text, if any.
+    fn read(&self) -> io::Result<Option<String>>;
+    /// Keeps `text` (the key, then the certificate), replacing what was kept.
+    fn write(&self, text: &str) -> io::Result<()>;
+    /// For messages: where it is kept.
+    fn describe(&self) -> String;
+}
+
+/// A data directory's `sns-signing-key.pem`.
+pub struct DirKeyStore(pub std::path::PathBuf);
+
+impl KeyStore for DirKeyStore {
+    fn read(&self) -> io::Result<Option<String>> {
+        match std::fs::read_to_string(self.0.join(KEY_FILE_NAME)) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
-    let written = (|| {
-        let mut file = options.open(&temporary)?;
-        file.write_all(key_pem.as_bytes())?;
-        file.write_all(certificate_pem.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
+
+    /// Atomically: a temporary file beside it, created 0600 so the key is
+    /// never readable by others, synced, renamed over the file, then the
+    /// directory synced so the rename survives a crash.
+    fn write(&self, text: &str) -> io::Result<()> {
+        let dir = &self.0;
+        let path = dir.join(KEY_FILE_NAME);
+        let temporary = dir.join(format!(".{KEY_FILE_NAME}.{}.tmp", std::process::id()));
+        // A stale one (a crash, a reused pid) would keep its own mode: start anew.
         let _ = std::fs::remove_file(&temporary);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let written = (|| {
+            let mut file = options.open(&temporary)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&temporary, &path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written?;
+        #[cfg(unix)]
+        std::fs::File::open(dir)?.sync_all()?;
+        Ok(())
     }
-    written?;
-    #[cfg(unix)]
-    std::fs::File::open(dir)?.sync_all()?;
-    Ok(())
+
+    fn describe(&self) -> String {
+        self.0.join(KEY_FILE_NAME).display().to_string()
+    }
 }
 
 impl retsu_core::sns::envelope::Signer for SigningIdentity {
@@ -323,28 +357,50 @@ impl retsu_core::sns::envelope::Signer for SigningIdentity {
     }
 }
 
-/// The server's signer: the identity is made (or loaded from the data
-/// directory) on the first signature or certificate asked for, so a
-/// server that never publishes never pays for an RSA key.
+/// A journal's kept value (`--store`): read as loaded at start, written
+/// with the journal's next commit, which is no later than that of any
+/// message signed with it.
+pub struct JournalKeyStore(pub std::sync::Arc<crate::journal::Journal>);
+
+impl KeyStore for JournalKeyStore {
+    fn read(&self) -> io::Result<Option<String>> {
+        Ok(self.0.kept(crate::journal::SNS_SIGNING_KEY))
+    }
+
+    fn write(&self, text: &str) -> io::Result<()> {
+        self.0
+            .keep(crate::journal::SNS_SIGNING_KEY, text.to_string());
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("the store {}", self.0.store)
+    }
+}
+
+/// The server's signer: the identity is made (or loaded from its store)
+/// on the first signature or certificate asked for, so a server that never
+/// publishes never pays for an RSA key.
 pub struct LazySigner {
-    dir: Option<std::path::PathBuf>,
+    store: Option<std::sync::Arc<dyn KeyStore>>,
     identity: std::sync::OnceLock<SigningIdentity>,
 }
 
 impl LazySigner {
-    pub fn new(dir: Option<std::path::PathBuf>) -> LazySigner {
+    /// Keeps the identity in `store`; without one, it lasts for this run.
+    pub fn new(store: Option<std::sync::Arc<dyn KeyStore>>) -> LazySigner {
         LazySigner {
-            dir,
+            store,
             identity: std::sync::OnceLock::new(),
         }
     }
 
     pub fn identity(&self) -> &SigningIdentity {
-        self.identity.get_or_init(|| match &self.dir {
-            Some(dir) => SigningIdentity::load_or_create(dir).unwrap_or_else(|e| {
+        self.identity.get_or_init(|| match &self.store {
+            Some(store) => SigningIdentity::load_or_create_in(&**store).unwrap_or_else(|e| {
                 tracing::warn!(
                     "cannot keep the SNS signing key in {}: {e}; using one for this run only",
-                    dir.display()
+                    store.describe()
                 );
                 SigningIdentity::generate()
             }),

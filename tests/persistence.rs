@@ -1547,3 +1547,58 @@ async fn sns_topics_subscriptions_and_answered_publishes_survive_kill_9() {
         .unwrap();
     assert_eq!(drain(&c, &url).await, vec!["delivered".to_string()]);
 }
+
+/// SNS's signing certificate is kept by the store (a file of the data
+/// directory, a row of PostgreSQL's), so the `SigningCertURL` of a message
+/// stored before `kill -9` still resolves, to the same certificate, after.
+#[tokio::test]
+async fn the_sns_signing_certificate_survives_kill_9() {
+    let dir = TempDir::new("signing");
+    let s = start(&dir, &[]).await;
+    let (c, sns) = (s.client(), common::sns_client(&s.endpoint()));
+    let url = create_queue_via(&c, "envelopes", &[]).await;
+    let topic = sns
+        .create_topic()
+        .name("signed")
+        .send()
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
+    sns.subscribe()
+        .topic_arn(&topic)
+        .protocol("sqs")
+        .endpoint("arn:aws:sqs:us-east-1:000000000000:envelopes")
+        .send()
+        .await
+        .unwrap();
+    sns.publish()
+        .topic_arn(&topic)
+        .message("signed")
+        .send()
+        .await
+        .unwrap();
+    let bodies = drain(&c, &url).await;
+    let envelope: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    let cert_url = envelope["SigningCertURL"].as_str().unwrap().to_string();
+    let path = cert_url
+        .split_once("/_retsu/")
+        .map(|(_, p)| format!("/_retsu/{p}"))
+        .expect("a Retsu certificate URL");
+    let get = |port: u16, path: String| async move {
+        let r = reqwest::get(format!("http://127.0.0.1:{port}{path}"))
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    let (status, before) = get(s.port, path.clone()).await;
+    assert_eq!(status, 200);
+    assert!(before.contains("BEGIN CERTIFICATE"), "{before}");
+    s.kill9();
+
+    let s = start(&dir, &[]).await;
+    let (status, after) = get(s.port, path).await;
+    assert_eq!(status, 200, "the certificate URL resolves after the restart");
+    assert_eq!(after, before);
+    s.kill9();
+}

@@ -59,6 +59,8 @@ pub(super) struct Batch {
     /// Drop deduplication ids and receive attempts that expired before
     /// this time (the engine's clock).
     pub prune: Option<u64>,
+    /// Kept values for the layers around the engine, by key.
+    pub meta: BTreeMap<&'static str, String>,
 }
 
 impl Batch {
@@ -69,6 +71,7 @@ impl Batch {
             && self.queues.is_none()
             && self.counters.is_empty()
             && self.prune.is_none()
+            && self.meta.is_empty()
     }
 
     /// Folds `ops`, in the order published, into the batch.
@@ -117,6 +120,9 @@ impl Batch {
                 }),
                 Op::ForgetAttempts { queue_uid, slot } => {
                     self.attempts.push(AttemptOp::Forget { queue_uid, slot })
+                }
+                Op::Meta { key, value } => {
+                    self.meta.insert(key, value);
                 }
                 Op::Queues(state) => {
                     for q in &state.queues {

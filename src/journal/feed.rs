@@ -124,7 +124,7 @@ impl Inner {
         }
     }
 
-    fn push(&self, mut ops: Vec<Op>) {
+    pub(super) fn push(&self, mut ops: Vec<Op>) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         if pending.ops.is_empty() {
             std::mem::swap(&mut pending.ops, &mut ops);

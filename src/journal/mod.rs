@@ -119,6 +119,8 @@ trait Backend: Send {
     fn load(&mut self, engine: &Engine) -> Result<(usize, usize), String>;
     /// Writes one batch in one transaction.
     fn commit(&mut self, batch: &Batch) -> Result<(), String>;
+    /// A kept value (`Op::Meta`), read at start.
+    fn read_meta(&mut self, key: &'static str) -> Result<Option<String>, String>;
     /// What a change is refused with while commits fail.
     fn refusal(&self) -> SqsError;
     /// What a request is answered when the commit it waited for failed.
@@ -159,6 +161,11 @@ enum Op {
         slot: u64,
     },
     Queues(EngineState),
+    /// A value kept for a layer around the engine (SNS's signing key).
+    Meta {
+        key: &'static str,
+        value: String,
+    },
 }
 
 #[derive(Default)]
@@ -202,7 +209,14 @@ pub struct Journal {
     pub store: String,
     /// What was loaded: (queues, messages).
     pub restored: (usize, usize),
+    /// The kept values, as loaded and as set since.
+    kept: Mutex<std::collections::HashMap<&'static str, String>>,
 }
+
+/// The values a store keeps for the layers around the engine.
+pub const KEPT: &[&str] = &[SNS_SIGNING_KEY];
+/// SNS's signing key and certificate (`notification_signing`).
+pub const SNS_SIGNING_KEY: &str = "sns_signing_identity";
 
 impl Journal {
     /// Opens (or creates) a store, loads it into a new engine, and starts
@@ -217,7 +231,7 @@ impl Journal {
     ) -> Result<(Arc<Engine>, Arc<Journal>), String> {
         // Off the async runtime: PostgreSQL's synchronous client runs a
         // runtime of its own, which must not nest in the caller's.
-        let (backend, engine, restored) = std::thread::scope(|s| {
+        let (backend, engine, restored, kept) = std::thread::scope(|s| {
             s.spawn(|| {
                 let (mut backend, secret): (Box<dyn Backend>, Vec<u8>) = match store {
                     Store::Dir(dir) => sqlite::open(dir, mode)?,
@@ -225,7 +239,13 @@ impl Journal {
                 };
                 let engine = Engine::with_secret(clock.clone(), config, Some(&secret));
                 let restored = backend.load(&engine)?;
-                Ok::<_, String>((backend, engine, restored))
+                let mut kept = std::collections::HashMap::new();
+                for key in KEPT {
+                    if let Some(value) = backend.read_meta(key)? {
+                        kept.insert(*key, value);
+                    }
+                }
+                Ok::<_, String>((backend, engine, restored, kept))
             })
             .join()
             .unwrap_or_else(|_| Err("the journal failed to open".to_string()))
@@ -253,10 +273,30 @@ impl Journal {
             writer: Mutex::new(Some(writer)),
             store: store.describe(),
             restored,
+            kept: Mutex::new(kept),
         });
         crate::observers::attach_journal(&engine, Arc::new(Feed(journal.inner.clone())));
         engine.set_durability(journal.clone());
         Ok((engine, journal))
+    }
+
+    /// A kept value (one of [`KEPT`]).
+    pub fn kept(&self, key: &'static str) -> Option<String> {
+        self.kept
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// Keeps `value` under `key`, committed with the next batch: what is
+    /// answered after this call is not durable before it.
+    pub fn keep(&self, key: &'static str, value: String) {
+        self.kept
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, value.clone());
+        self.inner.push(vec![Op::Meta { key, value }]);
     }
 
     /// Commits what is pending and stops the writer (on shutdown).

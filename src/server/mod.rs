@@ -123,10 +123,21 @@ pub struct Services {
 }
 
 impl Services {
+    /// With `--data-dir`, SNS's signing key is kept in the directory.
     pub fn new(config: &Config, engine: Arc<Engine>) -> Services {
-        let signer = Arc::new(crate::notification_signing::LazySigner::new(
-            config.data_dir.clone(),
-        ));
+        let keys = config.data_dir.clone().map(|dir| {
+            Arc::new(crate::notification_signing::DirKeyStore(dir))
+                as Arc<dyn crate::notification_signing::KeyStore>
+        });
+        Services::with_key_store(engine, keys)
+    }
+
+    /// SNS's signing key kept in `keys` (or for this run only).
+    pub fn with_key_store(
+        engine: Arc<Engine>,
+        keys: Option<Arc<dyn crate::notification_signing::KeyStore>>,
+    ) -> Services {
+        let signer = Arc::new(crate::notification_signing::LazySigner::new(keys));
         let faults = Arc::new(crate::faults::Faults::default());
         let sns = retsu_core::sns::Sns::new(engine.clone(), signer.clone());
         // The POSTs to HTTP subscribers, made in the background.

@@ -88,6 +88,9 @@ const FLOOR: &str =
 const META: &str = "INSERT INTO retsu.meta (key, value) VALUES ('engine', $1)
      ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
+const KEEP: &str = "INSERT INTO retsu.meta (key, value) VALUES ($1, $2)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
 /// Counters only go up.
 const COUNTERS: &str = "INSERT INTO retsu.counters (queue_uid, next_slot, next_nonce,
         last_sequence)
@@ -174,6 +177,7 @@ pub(super) async fn commit(
         .map(|(uid, floor)| (*uid as i64, floor.to_string()))
         .collect();
     let counters = CounterColumns::of(batch);
+    let kept: Vec<(&str, &str)> = batch.meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let prune = batch.prune.map(|now| now as i64);
 
     // The statements, in order.
@@ -222,6 +226,9 @@ pub(super) async fn commit(
             steps.push((FLOOR, vec![uid, floor]));
         }
         steps.push((META, vec![meta]));
+    }
+    for (key, value) in &kept {
+        steps.push((KEEP, vec![key, value]));
     }
     if let Some(now) = &prune {
         steps.push((PRUNE_DEDUP, vec![now]));

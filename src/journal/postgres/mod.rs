@@ -208,6 +208,14 @@ impl Backend for Postgres {
         result.map_err(|e| describe(&e))
     }
 
+    fn read_meta(&mut self, key: &'static str) -> Result<Option<String>, String> {
+        let client = self.client.as_ref().ok_or("not connected")?;
+        self.runtime
+            .block_on(client.query_opt("SELECT value FROM retsu.meta WHERE key = $1", &[&key]))
+            .map(|row| row.map(|r| r.get(0)))
+            .map_err(|e| format!("PostgreSQL {}: {}", self.url, describe(&e)))
+    }
+
     fn refusal(&self) -> SqsError {
         SqsError::unavailable(
             "The server cannot reach its database; only reads are served until it can. Please retry.",

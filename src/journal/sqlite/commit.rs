@@ -213,6 +213,12 @@ pub(super) fn commit(
                 )?;
             }
         }
+        for (key, value) in &batch.meta {
+            tx.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )?;
+        }
         if let Some(now) = batch.prune {
             // Dedup ids past their window (the engine's clock): the
             // sequence counter lives in `counters`.

@@ -102,6 +102,14 @@ impl Backend for Sqlite {
         commit::commit(&mut self.conn, batch, &mut self.floors).map_err(|e| e.to_string())
     }
 
+    fn read_meta(&mut self, key: &'static str) -> Result<Option<String>, String> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| sql_err(&self.dir, e))
+    }
+
     fn refusal(&self) -> SqsError {
         SqsError::internal(
             "The server cannot write to its data directory; only reads are served until it can. Please retry.",
