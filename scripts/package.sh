@@ -4,7 +4,7 @@
 #
 #   retsu-<v>-x86_64-unknown-linux-gnu.tar.gz   the binary, README, licences
 #   retsu_sqs-<v>-py3-none-manylinux_2_17_x86_64.whl   Python (sdk/python)
-#   retsu-<v>.tgz, retsu-linux-x64-<v>.tgz             npm (sdk/js)
+#   retsu-sqs-<v>.tgz, retsu-sqs-linux-x64-<v>.tgz     npm (sdk/js)
 #   retsu-junit5-<v>.jar, retsu-junit5-<v>.pom         Maven (sdk/java)
 #   retsu-<v>-image-amd64.tar.gz                       the container image
 #                                                      (only where podman is)

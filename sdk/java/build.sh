@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds dev.retsu:retsu-junit5 carrying BIN into DIST:
 #   DIST/retsu-junit5-VERSION.jar and DIST/retsu-junit5-VERSION.pom
+# The poms' url and scm are the repository URL of scripts/repository-url.sh.
 # usage: sdk/java/build.sh BIN VERSION DIST
 set -euo pipefail
 
@@ -12,6 +13,7 @@ BIN=$(realpath "$1")
 VERSION=$2
 DIST=$(realpath "$3")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPOSITORY=$(bash "$HERE/../../scripts/repository-url.sh")
 
 [ -x "$BIN" ] || { echo "build.sh: $BIN is not an executable file" >&2; exit 1; }
 [ -d "$DIST" ] || { echo "build.sh: $DIST is not a directory" >&2; exit 1; }
@@ -39,13 +41,13 @@ cd "$HERE"
 # Unit tests run against the bundled binary (RETSU_BIN would bypass it), extracted
 # into a cache inside build/ rather than ~/.cache.
 env -u RETSU_BIN RETSU_CACHE_DIR="$HERE/build/cache" mvn -B -q -ntp -Dmaven.repo.local="$REPO" -Drevision="$VERSION" \
-  -Dretsu.resources="$RES" clean package
+  -Dretsu.repository="$REPOSITORY" -Dretsu.resources="$RES" clean package
 
 JAR="$HERE/target/retsu-junit5-$VERSION.jar"
 POM="$HERE/target/retsu-junit5.pom"
 [ -f "$JAR" ] || { echo "build.sh: $JAR was not built" >&2; exit 1; }
 
-# Every version inside must be VERSION.
+# Every version inside must be VERSION, and both poms name the repository.
 # (jar, from the JDK, rather than unzip, which a clean machine may lack)
 PEEK="$HERE/build/jar-check"
 rm -rf "$PEEK" && mkdir -p "$PEEK"
@@ -55,6 +57,12 @@ OUTER=$(grep -m1 -o "<version>[^<]*</version>" "$POM")
 for v in "$INNER" "$OUTER"; do
   if [ "$v" != "<version>$VERSION</version>" ]; then
     echo "build.sh: a pom carries $v, not $VERSION" >&2
+    exit 1
+  fi
+done
+for pom in "$PEEK/META-INF/maven/dev.retsu/retsu-junit5/pom.xml" "$POM"; do
+  if ! grep -qF "<url>$REPOSITORY</url>" "$pom" || grep -qF '${retsu.repository}' "$pom"; then
+    echo "build.sh: $pom does not name the repository $REPOSITORY" >&2
     exit 1
   fi
 done

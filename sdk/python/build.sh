@@ -2,7 +2,8 @@
 # build.sh BIN VERSION DIST: builds the retsu-sqs wheel carrying BIN, with
 # version VERSION, into DIST. Builds no Rust: BIN is the static binary.
 # Tools (build, hatchling) are pinned in build-constraints.txt and installed
-# into a throwaway venv; pip's downloads are cached in .cache/pip.
+# into a throwaway venv; pip's downloads are cached in .cache/pip. The staged
+# pyproject.toml gets [project.urls] Repository from scripts/repository-url.sh.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -28,6 +29,12 @@ if [ "$bin_version" != "retsu $version" ]; then
   exit 1
 fi
 
+repository=$(bash "$here/../../scripts/repository-url.sh")
+if grep -q '^\[project\.urls\]' "$here/pyproject.toml"; then
+  echo "build.sh: pyproject.toml has a [project.urls] table; build.sh appends the only one" >&2
+  exit 1
+fi
+
 python=${PYTHON:-python3}
 export PIP_CACHE_DIR="$here/.cache/pip" PIP_DISABLE_PIP_VERSION_CHECK=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/retsu-sqs-build.XXXXXX")
@@ -44,6 +51,7 @@ done
 cp "$bin" "$stage/bin/retsu"
 chmod 0755 "$stage/bin/retsu"
 printf '# Written by build.sh.\n__version__ = "%s"\n' "$version" > "$stage/src/retsu_sqs/_version.py"
+printf '\n# Written by build.sh.\n[project.urls]\nRepository = "%s"\n' "$repository" >> "$stage/pyproject.toml"
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet -c "$here/build-constraints.txt" build hatchling
@@ -51,10 +59,10 @@ printf '# Written by build.sh.\n__version__ = "%s"\n' "$version" > "$stage/src/r
 
 wheel=$(ls "$work/out"/*.whl)
 name=$(basename "$wheel")
-# Check what came out: name, tag, version, and the binary as a script.
-"$work/venv/bin/python" - "$wheel" "$version" <<'PY'
+# Check what came out: name, tag, version, repository, and the binary as a script.
+"$work/venv/bin/python" - "$wheel" "$version" "$repository" <<'PY'
 import sys, zipfile
-wheel, version = sys.argv[1], sys.argv[2]
+wheel, version, repository = sys.argv[1], sys.argv[2], sys.argv[3]
 expected = f"retsu_sqs-{version}-py3-none-manylinux_2_17_x86_64.whl"
 name = wheel.rsplit("/", 1)[-1]
 assert name == expected, f"wheel is {name}, expected {expected}"
@@ -65,6 +73,7 @@ with zipfile.ZipFile(wheel) as z:
     assert (z.getinfo(script).external_attr >> 16) & 0o111, "the binary is not executable in the wheel"
     meta = z.read(f"retsu_sqs-{version}.dist-info/METADATA").decode()
     assert f"\nVersion: {version}\n" in meta, "wrong version in METADATA"
+    assert f"\nProject-URL: Repository, {repository}\n" in meta, "no Project-URL: Repository in METADATA"
     ep = z.read(f"retsu_sqs-{version}.dist-info/entry_points.txt").decode()
     assert "[pytest11]" in ep, "no pytest11 entry point"
 PY

@@ -1,25 +1,25 @@
-// CommonJS: require('retsu') and the helpers' CJS entries load, and a server
+// CommonJS: require('retsu-sqs') and the helpers' CJS entries load, and a server
 // starts, answers and stops through them.
 'use strict';
 const assert = require('node:assert/strict');
-const retsu = require('retsu');
-const nodeTest = require('retsu/node-test');
-const jest = require('retsu/jest');
-const jestSetup = require('retsu/jest/global-setup');
-const jestTeardown = require('retsu/jest/global-teardown');
+const retsu = require('retsu-sqs');
+const nodeTest = require('retsu-sqs/node-test');
+const jest = require('retsu-sqs/jest');
+const jestSetup = require('retsu-sqs/jest/global-setup');
+const jestTeardown = require('retsu-sqs/jest/global-teardown');
 
 (async () => {
   assert.equal(typeof retsu.startRetsu, 'function');
   assert.equal(typeof nodeTest.useRetsu, 'function');
   assert.equal(typeof jest.useSharedRetsu, 'function');
   assert.equal(typeof jestSetup.createGlobalSetup, 'function');
-  const esm = await import('retsu');
+  const esm = await import('retsu-sqs');
   assert.equal(esm.startRetsu, retsu.startRetsu, 'ESM and CJS share one implementation');
   assert.equal(esm.RetsuError, retsu.RetsuError);
 
   const server = await retsu.startRetsu({ frozenClock: true });
   assert.match(server.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
-  assert.ok(server.binary.endsWith('node_modules/retsu-linux-x64/bin/retsu'), `binary from the platform package, not ${server.binary}`);
+  assert.ok(server.binary.endsWith('node_modules/retsu-sqs-linux-x64/bin/retsu'), `binary from the platform package, not ${server.binary}`);
   assert.equal(server.region, 'us-east-1');
   assert.equal(server.accountId, '000000000000');
   assert.equal(server.queueUrl('q'), `${server.endpoint}/000000000000/q`);

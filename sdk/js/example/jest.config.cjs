@@ -1,6 +1,6 @@
 module.exports = {
   testMatch: ['**/test/*.jest.test.cjs'],
-  globalSetup: 'retsu/jest/global-setup',
-  globalTeardown: 'retsu/jest/global-teardown',
+  globalSetup: 'retsu-sqs/jest/global-setup',
+  globalTeardown: 'retsu-sqs/jest/global-teardown',
   testTimeout: 20000,
 };

@@ -4,7 +4,7 @@
 // VICTIM_READY, and blocks until killed.
 import { writeFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { useRetsu } from 'retsu/node-test';
+import { useRetsu } from 'retsu-sqs/node-test';
 
 const retsu = useRetsu({ dataDir: process.env.VICTIM_DIR });
 

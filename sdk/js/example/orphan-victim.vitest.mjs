@@ -1,8 +1,8 @@
 // The Vitest victim (run through orphan.vitest.config.mjs): as
-// orphan-victim.mjs, from a Vitest worker with retsu/vitest's useRetsu.
+// orphan-victim.mjs, from a Vitest worker with retsu-sqs/vitest's useRetsu.
 import { writeFileSync } from 'node:fs';
 import { test } from 'vitest';
-import { useRetsu } from 'retsu/vitest';
+import { useRetsu } from 'retsu-sqs/vitest';
 
 const retsu = useRetsu({ dataDir: process.env.VICTIM_DIR });
 

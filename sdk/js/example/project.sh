@@ -14,15 +14,15 @@ js_dir=$(dirname "$example_dir")
 make_project() {
   local dist
   dist=$(cd "$1" && pwd)
-  local platform_tgz=("$dist"/retsu-linux-x64-*.tgz)
+  local platform_tgz=("$dist"/retsu-sqs-linux-x64-*.tgz)
   if [ ! -f "${platform_tgz[0]}" ] || [ ${#platform_tgz[@]} -ne 1 ]; then
-    echo "no single retsu-linux-x64-VERSION.tgz in $dist" >&2
+    echo "no single retsu-sqs-linux-x64-VERSION.tgz in $dist" >&2
     return 1
   fi
   VERSION=$(basename "${platform_tgz[0]}" .tgz)
-  VERSION=${VERSION#retsu-linux-x64-}
-  if [ ! -f "$dist/retsu-$VERSION.tgz" ]; then
-    echo "no retsu-$VERSION.tgz in $dist" >&2
+  VERSION=${VERSION#retsu-sqs-linux-x64-}
+  if [ ! -f "$dist/retsu-sqs-$VERSION.tgz" ]; then
+    echo "no retsu-sqs-$VERSION.tgz in $dist" >&2
     return 1
   fi
   PROJECT=$(mktemp -d "${TMPDIR:-/tmp}/retsu-js-example.XXXXXX")
@@ -35,9 +35,9 @@ make_project() {
     cd "$PROJECT"
     npm init -y >/dev/null
     npm install --prefer-offline --no-audit --no-fund --loglevel=error \
-      "$dist/retsu-linux-x64-$VERSION.tgz" "$dist/retsu-$VERSION.tgz"
+      "$dist/retsu-sqs-linux-x64-$VERSION.tgz" "$dist/retsu-sqs-$VERSION.tgz"
     npm install --prefer-offline --no-audit --no-fund --loglevel=error --save-dev --save-exact \
       "@aws-sdk/client-sqs@$AWS_SDK_SQS" "vitest@$VITEST" "vite@$VITE" "typescript@$TYPESCRIPT" "jest@$JEST"
   )
-  echo "fresh project $PROJECT: retsu $VERSION from $dist"
+  echo "fresh project $PROJECT: retsu-sqs $VERSION from $dist"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# run.sh DIST: installs retsu-VERSION.tgz and retsu-linux-x64-VERSION.tgz from
-# DIST into a fresh npm project and runs the sample suite under node:test and
+# run.sh DIST: installs retsu-sqs-VERSION.tgz and retsu-sqs-linux-x64-VERSION.tgz
+# from DIST into a fresh npm project and runs the sample suite under node:test and
 # Vitest (and Jest), the orphan tests, a CommonJS check, a TypeScript check of
 # the declarations, and the missing-platform-package error.
 set -euo pipefail
@@ -24,8 +24,8 @@ export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 make_project "$1"
 keep=${KEEP_PROJECT:-}
 cleanup() {
-  if [ -d "$PROJECT/node_modules/.retsu-linux-x64.away" ]; then
-    mv "$PROJECT/node_modules/.retsu-linux-x64.away" "$PROJECT/node_modules/retsu-linux-x64"
+  if [ -d "$PROJECT/node_modules/.retsu-sqs-linux-x64.away" ]; then
+    mv "$PROJECT/node_modules/.retsu-sqs-linux-x64.away" "$PROJECT/node_modules/retsu-sqs-linux-x64"
   fi
   if [ -z "$keep" ]; then rm -rf "$PROJECT"; fi
 }
@@ -47,17 +47,17 @@ step() {
 }
 
 missing_platform() {
-  mv node_modules/retsu-linux-x64 node_modules/.retsu-linux-x64.away
+  mv node_modules/retsu-sqs-linux-x64 node_modules/.retsu-sqs-linux-x64.away
   local rc=0
   env -u RETSU_BIN PATH="$(dirname "$(command -v node)")" node missing-platform.cjs || rc=$?
-  mv node_modules/.retsu-linux-x64.away node_modules/retsu-linux-x64
+  mv node_modules/.retsu-sqs-linux-x64.away node_modules/retsu-sqs-linux-x64
   return $rc
 }
 
 step "node:test (sample suite and orphan tests)" node --test --test-reporter=spec test/sqs.node.test.mjs test/orphan.node.test.mjs
 step "Vitest (sample suite, shared and per-file servers)" npx --no-install vitest run
 step "Jest (global setup, per-test reset)" npx --no-install jest --config jest.config.cjs
-step "CommonJS require('retsu') and Jest's global setup" node cjs-check.cjs
+step "CommonJS require('retsu-sqs') and Jest's global setup" node cjs-check.cjs
 step "TypeScript declarations (tsc --noEmit, nodenext)" npx --no-install tsc -p tsconfig.json
 step "missing platform package" missing_platform
 

@@ -2,7 +2,7 @@
 // answered SQS request (ListQueues through @aws-sdk/client-sqs), 20 starts.
 // One start before them loads the SDK's modules and is not counted.
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startRetsu } from 'retsu';
+import { startRetsu } from 'retsu-sqs';
 
 const runs = Number(process.argv[2] || 20);
 async function once() {

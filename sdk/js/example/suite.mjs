@@ -1,6 +1,6 @@
 // The sample suite, written once and run under node:test and under Vitest:
-// `test` is the runner's test function, `retsu` a fixture from retsu/node-test
-// or retsu/vitest (reset before each test). Only the fixture, the official
+// `test` is the runner's test function, `retsu` a fixture from retsu-sqs/node-test
+// or retsu-sqs/vitest (reset before each test). Only the fixture, the official
 // AWS SDK and node:assert are used.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { RetsuAdminError, RetsuError, startRetsu } from 'retsu';
+import { RetsuAdminError, RetsuError, startRetsu } from 'retsu-sqs';
 
 const clients = new Map();
 function sqsFor(retsu) {

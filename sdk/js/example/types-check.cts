@@ -1,6 +1,6 @@
-import retsu = require('retsu');
-import jest = require('retsu/jest');
-import globalSetup = require('retsu/jest/global-setup');
+import retsu = require('retsu-sqs');
+import jest = require('retsu-sqs/jest');
+import globalSetup = require('retsu-sqs/jest/global-setup');
 
 export async function typedCjs(): Promise<string> {
   const s = await retsu.startRetsu({});

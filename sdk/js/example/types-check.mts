@@ -1,8 +1,8 @@
 // Compiled with tsc --noEmit (module nodenext) against the installed package.
-import { startRetsu, connectRetsu, RetsuError, RetsuAdminError, type RetsuServer, type PeekedMessage } from 'retsu';
-import { useRetsu } from 'retsu/node-test';
-import { useSharedRetsu } from 'retsu/vitest';
-import setup, { createGlobalSetup } from 'retsu/vitest/setup';
+import { startRetsu, connectRetsu, RetsuError, RetsuAdminError, type RetsuServer, type PeekedMessage } from 'retsu-sqs';
+import { useRetsu } from 'retsu-sqs/node-test';
+import { useSharedRetsu } from 'retsu-sqs/vitest';
+import setup, { createGlobalSetup } from 'retsu-sqs/vitest/setup';
 
 export async function typed(): Promise<void> {
   const s: RetsuServer = await startRetsu({ frozenClock: true, args: ['--log-level', 'warn'], dataDir: '/tmp/x', config: undefined, startTimeoutMs: 5000 });

@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.vitest.mjs'],
-    globalSetup: ['retsu/vitest/setup'],
+    globalSetup: ['retsu-sqs/vitest/setup'],
     testTimeout: 20000,
     hookTimeout: 20000,
   },

@@ -1,8 +1,8 @@
-// Jest: one server for the run (retsu/jest/global-setup), reached through
+// Jest: one server for the run (retsu-sqs/jest/global-setup), reached through
 // useSharedRetsu, reset before each test.
 const { CreateQueueCommand, ListQueuesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } =
   require('@aws-sdk/client-sqs');
-const { useSharedRetsu } = require('retsu/jest');
+const { useSharedRetsu } = require('retsu-sqs/jest');
 
 const retsu = useSharedRetsu();
 const sqs = () => new SQSClient({

@@ -1,7 +1,7 @@
-// The sample suite under Vitest, on the one server that retsu/vitest/setup
+// The sample suite under Vitest, on the one server that retsu-sqs/vitest/setup
 // (globalSetup in vitest.config.mjs) started for the run; reset before each test.
 import { afterAll, inject, test } from 'vitest';
-import { useSharedRetsu } from 'retsu/vitest';
+import { useSharedRetsu } from 'retsu-sqs/vitest';
 import { sqsSuite } from '../suite.mjs';
 
 const retsu = useSharedRetsu();

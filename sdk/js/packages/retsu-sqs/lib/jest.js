@@ -6,7 +6,7 @@ const { perScope, shared } = require('./fixture.js');
 function jestHooks(options) {
   const h = options.hooks || globalThis;
   if (typeof h.beforeAll !== 'function' || typeof h.beforeEach !== 'function') {
-    throw new Error('retsu/jest: no Jest hooks found; call it in a Jest test file or pass options.hooks');
+    throw new Error('retsu-sqs/jest: no Jest hooks found; call it in a Jest test file or pass options.hooks');
   }
   return { beforeAll: h.beforeAll, afterAll: h.afterAll, beforeEach: h.beforeEach };
 }
@@ -17,7 +17,7 @@ function useRetsu(options = {}) {
   return perScope(jestHooks(options), rest);
 }
 
-/** The server that retsu/jest/global-setup started, reset before each test. */
+/** The server that retsu-sqs/jest/global-setup started, reset before each test. */
 function useSharedRetsu(options = {}) {
   const { hooks, ...rest } = options;
   return shared(jestHooks(options), rest);

@@ -10,7 +10,7 @@ export function useRetsu(options = {}) {
 }
 
 /**
- * The server that `retsu/vitest/setup` (globalSetup) started, reset before
+ * The server that `retsu-sqs/vitest/setup` (globalSetup) started, reset before
  * each test. Files share it: run them one at a time (fileParallelism: false)
  * or use distinct queue names and `reset: false`.
  */

@@ -1,6 +1,6 @@
 'use strict';
-// Jest globalSetup: `globalSetup: 'retsu/jest/global-setup'` with
-// `globalTeardown: 'retsu/jest/global-teardown'`. Workers see RETSU_ENDPOINT.
+// Jest globalSetup: `globalSetup: 'retsu-sqs/jest/global-setup'` with
+// `globalTeardown: 'retsu-sqs/jest/global-teardown'`. Workers see RETSU_ENDPOINT.
 // createGlobalSetup(options) makes one with options (e.g. frozenClock).
 const { startGlobal } = require('./fixture.js');
 

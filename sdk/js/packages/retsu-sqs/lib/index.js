@@ -38,7 +38,7 @@ class RetsuAdminError extends RetsuError {
 }
 
 function platformPackage(platform = process.platform, arch = process.arch) {
-  return `retsu-${platform}-${arch}`;
+  return `retsu-sqs-${platform}-${arch}`;
 }
 
 function isExecutableFile(file) {
@@ -70,7 +70,7 @@ function findBinary(options = {}) {
     resolved = require.resolve(`${pkg}/bin/retsu`);
   } catch {
     looked.push(`the platform package ${pkg} for ${process.platform}/${process.arch} (not installed` +
-      (pkg === 'retsu-linux-x64' ? '; it is an optionalDependency of retsu: was it installed with --omit=optional or --no-optional?)' : '; Retsu ships a binary for linux/x64 only)'));
+      (pkg === 'retsu-sqs-linux-x64' ? '; it is an optionalDependency of retsu-sqs: was it installed with --omit=optional or --no-optional?)' : '; Retsu ships a binary for linux/x64 only)'));
   }
   if (resolved) {
     if (!isExecutableFile(resolved)) {
@@ -87,7 +87,7 @@ function findBinary(options = {}) {
   }
   looked.push(`PATH (${dirs.length ? dirs.join(path.delimiter) : 'empty'})`);
   throw new RetsuError(`no retsu binary found for ${process.platform}/${process.arch}; looked in: ` +
-    `${looked.join('; ')}. Install retsu with its platform package (npm install retsu ${pkg}) or set RETSU_BIN to the binary's path.`);
+    `${looked.join('; ')}. Install retsu-sqs with its platform package (npm install retsu-sqs ${pkg}) or set RETSU_BIN to the binary's path.`);
 }
 
 function describeMissing(file) {

@@ -1,4 +1,4 @@
-// Type declarations for retsu (CommonJS and ESM share these shapes).
+// Type declarations for retsu-sqs (CommonJS and ESM share these shapes).
 
 export interface StartRetsuOptions {
   /** Start with the clock frozen (`--clock frozen`); reset() freezes it again. */

@@ -1,5 +1,5 @@
 'use strict';
-// Jest globalTeardown: stops the server retsu/jest/global-setup started
+// Jest globalTeardown: stops the server retsu-sqs/jest/global-setup started
 // (globalSetup and globalTeardown share one global context in Jest).
 const KEY = Symbol.for('retsu.jest.server');
 

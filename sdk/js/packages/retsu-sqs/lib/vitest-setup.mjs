@@ -1,4 +1,4 @@
-// Vitest globalSetup: `globalSetup: ['retsu/vitest/setup']` starts one server
+// Vitest globalSetup: `globalSetup: ['retsu-sqs/vitest/setup']` starts one server
 // for the whole run; tests reach it with useSharedRetsu() (RETSU_ENDPOINT) or
 // inject('retsuEndpoint'). createGlobalSetup(options) makes one with options.
 import fixture from './fixture.js';
