@@ -785,7 +785,12 @@ async fn no_admin_leaves_the_paths_to_sqs() {
     })
     .await;
     let url = s.create_queue("plain").await;
-    for path in ["/_retsu/health", "/_retsu/queues", "/_aws/sqs/messages"] {
+    for path in [
+        "/_retsu/health",
+        "/_retsu/queues",
+        "/_aws/sqs/messages",
+        "/_localstack/health",
+    ] {
         let raw = s.raw(s.http.get(format!("{}{path}", s.endpoint))).await;
         assert_eq!(raw.status, 404, "{path}");
         assert_eq!(raw.body, "<UnknownOperationException/>", "{path}");
@@ -923,4 +928,39 @@ async fn localstack_peek_in_both_protocols() {
     assert_eq!(got.body(), Some("taken"));
     assert_eq!(receive_count(&got), "1");
     let _ = QueueAttributeName::All;
+}
+
+/// LocalStack's status endpoints answer in LocalStack's shapes, without the
+/// admin token (a container health check sends none).
+#[tokio::test]
+async fn localstack_status_endpoints() {
+    let s = TestServer::start_with(Config {
+        admin_token: Some("secret".into()),
+        ..Config::ephemeral()
+    })
+    .await;
+    let json = |raw: &common::Raw| -> serde_json::Value {
+        serde_json::from_str(&raw.body).unwrap_or_else(|e| panic!("{e}: {}", raw.body))
+    };
+    let health = s.get("/_localstack/health", &[]).await;
+    assert_eq!(health.status, 200, "{}", health.body);
+    let health = json(&health);
+    assert_eq!(health["services"]["sqs"], "running");
+    assert_eq!(health["services"]["sns"], "running");
+    assert_eq!(health["edition"], "community");
+    assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+
+    let info = json(&s.get("/_localstack/info", &[]).await);
+    assert_eq!(info["is_license_activated"], false);
+    assert!(info["session_id"].as_str().is_some_and(|v| v.len() == 36));
+    assert!(info["uptime"].is_u64());
+
+    let init = json(&s.get("/_localstack/init", &[]).await);
+    assert_eq!(init["completed"]["READY"], true);
+    assert_eq!(init["completed"]["SHUTDOWN"], false);
+    assert_eq!(init["scripts"], serde_json::json!([]));
+    let ready = json(&s.get("/_localstack/init/ready", &[]).await);
+    assert_eq!(ready["completed"], true);
+    let unknown = s.get("/_localstack/init/later", &[]).await;
+    assert_eq!(unknown.status, 404);
 }

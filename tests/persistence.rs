@@ -1598,7 +1598,10 @@ async fn the_sns_signing_certificate_survives_kill_9() {
 
     let s = start(&dir, &[]).await;
     let (status, after) = get(s.port, path).await;
-    assert_eq!(status, 200, "the certificate URL resolves after the restart");
+    assert_eq!(
+        status, 200,
+        "the certificate URL resolves after the restart"
+    );
     assert_eq!(after, before);
     s.kill9();
 }

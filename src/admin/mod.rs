@@ -1,11 +1,11 @@
 //! The admin API: JSON over HTTP under `/_retsu/` on the SQS port, plus
-//! LocalStack's `/_aws/sqs/messages` peek (contract: the README's "Admin
-//! API" section).
+//! LocalStack's `/_aws/sqs/messages` peek and `/_localstack/*` status
+//! endpoints (contract: the README's "Admin API" section).
 //!
 //! Why a layer of its own: it speaks HTTP and JSON and never touches queue
 //! internals; the engine's typed views and operations (`engine/inspect.rs`)
 //! and the controllable clock do the work. SQS requests never reach it:
-//! no queue URL path starts with `/_retsu` or `/_aws` (queue URL paths are
+//! no queue URL path starts with `/_retsu`, `/_aws` or `/_localstack` (queue URL paths are
 //! `/<12-digit account>/<name>` or `/queue/<region>/<account>/<name>`).
 //!
 //! One dispatcher matches method and path, so every `/_retsu/*` answer —
@@ -14,7 +14,8 @@
 //! `dead_letters.rs` (delete, restore), `clock.rs`, `reset.rs`,
 //! `history.rs` (a message's history, recent events), `stream.rs` (the
 //! live event stream, server-sent events), `faults.rs`
-//! (seeded faults), `localstack.rs`.
+//! (seeded faults), `localstack.rs` (the peek), `localstack_status.rs`
+//! (health, info, init).
 
 // Handlers return an early `Response` as their error: built once per admin
 // call, never on the SQS path, so its size does not matter.
@@ -28,7 +29,7 @@ use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
-use axum::routing::any;
+use axum::routing::{any, get};
 use axum::Router;
 use bytes::Bytes;
 use serde_json::{json, Value};
@@ -45,6 +46,7 @@ mod dead_letters;
 mod faults;
 mod history;
 mod localstack;
+mod localstack_status;
 mod peek;
 mod queues;
 mod reset;
@@ -117,6 +119,13 @@ pub fn router(admin: Arc<Admin>) -> Router {
         .route("/_retsu/", any(dispatch))
         .route("/_retsu/{*rest}", any(dispatch))
         .route("/_aws/sqs/messages", any(localstack::messages))
+        .route("/_localstack/health", get(localstack_status::health))
+        .route("/_localstack/info", get(localstack_status::info))
+        .route("/_localstack/init", get(localstack_status::init))
+        .route(
+            "/_localstack/init/{stage}",
+            get(localstack_status::init_stage),
+        )
         .with_state(admin)
 }
 
