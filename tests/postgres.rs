@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::Client;
+use common::create_queue_via;
 use common::pg;
 use common::process::{self, free_port, Running};
 use tokio::io::copy_bidirectional;
@@ -243,15 +244,7 @@ async fn losing_the_database_refuses_changes_with_503_then_recovers_by_itself() 
     let via_proxy = url.replace(&format!(":{target}/"), &format!(":{}/", proxy.port));
     let s = start(&via_proxy, &[]);
     let c = s.client("us-east-1");
-    let q = c
-        .create_queue()
-        .queue_name("held")
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
+    let q = create_queue_via(&c, "held", &[]).await;
     send(&c, &q, "before").await.unwrap();
 
     proxy.cut();
@@ -307,15 +300,7 @@ async fn a_state_change_for_a_missing_row_writes_it_whole() {
     let url = pg::fresh_database("missing_row");
     let s = start(&url, &[]);
     let c = s.client("us-east-1");
-    let q = c
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_string();
+    let q = create_queue_via(&c, "q", &[]).await;
     send(&c, &q, "kept").await.unwrap();
     let removed = pg::with_client(&url, |c| {
         c.execute("DELETE FROM retsu.messages", &[]).unwrap()
