@@ -1605,3 +1605,40 @@ async fn the_sns_signing_certificate_survives_kill_9() {
     assert_eq!(after, before);
     s.kill9();
 }
+
+/// `--durability process`: every answer waits for its commit (only the
+/// fsync is left to the OS or the database), so `kill -9` right after the
+/// last answer loses nothing; a receive and a delete hold too. (With
+/// `relaxed` in its place this fails: the queue itself is lost.)
+#[tokio::test]
+async fn process_durability_keeps_every_answer_through_kill_9() {
+    let dir = TempDir::new("process-kill9");
+    let s = start(&dir, &["--durability", "process"]).await;
+    let c = s.client();
+    let url = create_queue_via(&c, "p", &[]).await;
+    for i in 0..50 {
+        send_via(&c, &url, &format!("m{i}")).await;
+    }
+    let got = c
+        .receive_message()
+        .queue_url(&url)
+        .max_number_of_messages(10)
+        .visibility_timeout(600)
+        .send()
+        .await
+        .unwrap();
+    let received = got.messages();
+    assert_eq!(received.len(), 10);
+    c.delete_message()
+        .queue_url(&url)
+        .receipt_handle(received[0].receipt_handle().unwrap())
+        .send()
+        .await
+        .unwrap();
+    // No pause: the kill follows the last answer at once.
+    s.kill9();
+    let s = start(&dir, &[]).await;
+    let a = attributes(&s.client(), &s.url("p")).await;
+    assert_eq!(a["ApproximateNumberOfMessages"], "40");
+    assert_eq!(a["ApproximateNumberOfMessagesNotVisible"], "9");
+}
