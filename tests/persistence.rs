@@ -729,6 +729,21 @@ async fn check_ledger(s: &Running, names: &[String], ledger: &Ledger) {
             }
         }
     }
+    let lost = ledger
+        .acked
+        .iter()
+        .filter(|b| !ledger.deleted.contains(*b) && !ledger.deleting.contains(*b))
+        .filter(|b| !seen.contains_key(*b))
+        .count();
+    let back = seen.keys().filter(|b| ledger.deleted.contains(*b)).count();
+    let duplicated = seen.values().filter(|n| **n > 1).count();
+    // The figures a reader of `--nocapture` wants; the assertions follow.
+    eprintln!(
+        "ledger: {} sends acknowledged, {} deletes acknowledged, {} stored now; lost {lost}, deleted but back {back}, duplicated {duplicated}",
+        ledger.acked.len(),
+        ledger.deleted.len(),
+        seen.len()
+    );
     for body in &ledger.acked {
         if ledger.deleted.contains(body) {
             continue;
