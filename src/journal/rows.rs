@@ -28,6 +28,11 @@ fn state_of(kind: i64, until: i64) -> State {
     }
 }
 
+/// A message's attributes as both backends store them: JSON, or none.
+pub(super) fn attributes_json(m: &StoredMessage) -> Option<String> {
+    (!m.attributes().is_empty()).then(|| serde_json::to_string(m.attributes()).unwrap_or_default())
+}
+
 /// One stored message, as both backends' `messages` tables hold it.
 pub(super) struct MessageRow {
     pub queue_uid: i64,

@@ -11,7 +11,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Error, Row as PgRow, Statement};
 
 use super::super::batch::{engine_meta, AttemptOp, Batch, Row};
-use super::super::rows::state_columns;
+use super::super::rows::{attributes_json, state_columns};
 use super::super::StoredMessage;
 
 /// The columns a state change rewrites, from `u` (the update's arrays).
@@ -408,10 +408,7 @@ impl<'a> MessageColumns<'a> {
             c.message_id.push(m.message_id.as_bytes());
             c.body.push(&m.body);
             c.body_md5.push(m.body_md5.as_slice());
-            c.attributes.push(
-                (!m.attributes().is_empty())
-                    .then(|| serde_json::to_string(m.attributes()).unwrap_or_default()),
-            );
+            c.attributes.push(attributes_json(m));
             c.trace_header.push(m.trace_header());
             c.sender_id.push(&m.sender_id);
             c.sent_ms.push(m.sent_ms as i64);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use rusqlite::{params, Connection};
 
 use super::super::batch::{engine_meta, AttemptOp, Batch, Row};
-use super::super::rows::state_columns;
+use super::super::rows::{attributes_json, state_columns};
 
 /// Writes a batch in one transaction.
 ///
@@ -63,15 +63,13 @@ pub(super) fn commit(
                 ])?
             };
             if changed == 0 {
-                let attributes = (!m.attributes().is_empty())
-                    .then(|| serde_json::to_string(m.attributes()).unwrap_or_default());
                 insert.execute(params![
                     uid,
                     slot,
                     m.message_id.as_bytes().as_slice(),
                     &*m.body,
                     m.body_md5.as_slice(),
-                    attributes,
+                    attributes_json(m),
                     m.trace_header(),
                     &*m.sender_id,
                     m.sent_ms as i64,
