@@ -100,12 +100,46 @@ pub struct Config {
     #[arg(long, env = "RETSU_DURABILITY", value_enum, default_value_t = crate::journal::DurabilityMode::Full)]
     pub durability: crate::journal::DurabilityMode,
 
+    /// Run as a node of a cluster on the --store PostgreSQL database; every node is given the same secret, and requests between nodes carry it.
+    #[arg(
+        long,
+        env = "RETSU_CLUSTER_SECRET",
+        value_name = "SECRET",
+        hide_env_values = true
+    )]
+    pub cluster_secret: Option<String>,
+
+    /// This node's id in the cluster, unique among live nodes (default: the host name and the port).
+    #[arg(long, env = "RETSU_NODE_ID", value_name = "ID")]
+    pub node_id: Option<String>,
+
+    /// The URL the other nodes reach this node at (default: http://<host name>:<port>).
+    #[arg(long, env = "RETSU_NODE_URL", value_name = "URL")]
+    pub node_url: Option<String>,
+
+    /// Seconds the cluster's lease on the store lasts: a node that stops renewing it stops answering within this, and another node takes over after it.
+    #[arg(long = "lease", env = "RETSU_LEASE", value_name = "SECONDS", default_value = "5", value_parser = parse_lease)]
+    pub lease_ms: u64,
+
     /// Log level or tracing filter (e.g. info, debug, retsu=trace).
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
 
     #[command(flatten)]
     pub limits: HttpLimits,
+}
+
+/// A lease length: long enough to renew a few times over a slow network,
+/// short enough that a lost node is replaced quickly.
+/// In milliseconds.
+fn parse_lease(value: &str) -> Result<u64, String> {
+    let seconds: f64 = value
+        .parse()
+        .map_err(|_| format!("{value:?} is not a number of seconds"))?;
+    if !(0.5..=300.0).contains(&seconds) {
+        return Err(format!("{seconds} is outside 0.5 to 300 seconds"));
+    }
+    Ok((seconds * 1000.0).round() as u64)
 }
 
 /// How the server's clock starts.
@@ -183,6 +217,10 @@ impl Default for Config {
             data_dir: None,
             store: None,
             durability: crate::journal::DurabilityMode::Full,
+            cluster_secret: None,
+            node_id: None,
+            node_url: None,
+            lease_ms: 5_000,
             log_level: "info".into(),
             limits: HttpLimits::default(),
         }

@@ -29,6 +29,7 @@ pub mod admin;
 pub mod admin_cli;
 pub mod auth;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod console;
 pub mod embed;

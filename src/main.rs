@@ -178,9 +178,25 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         if shown.admin_token.is_some() {
             shown.admin_token = Some("<redacted>".into());
         }
+        if shown.cluster_secret.is_some() {
+            shown.cluster_secret = Some("<redacted>".into());
+        }
         tracing::debug!(config = ?shown, "configuration");
     }
     retsu::server::raise_fd_limit();
+
+    // A cluster node: the store's lease decides what this process serves.
+    match retsu::cluster::Settings::from_config(&config) {
+        Ok(Some(settings)) => {
+            return retsu::cluster::serve(config, plan, settings, shutdown_signal()).await
+        }
+        Ok(None) => {}
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("retsu: {e}");
+            return ExitCode::from(BAD_CONFIG);
+        }
+    }
 
     // The checked plan on the real engine, before the socket opens.
     let clock = Arc::new(config.build_clock());

@@ -113,6 +113,45 @@ impl Store {
     }
 }
 
+/// What a cluster node's commits are checked against: the store's lease
+/// as this node took it. A commit made after another node took the lease
+/// fails, and `fenced` is called (the node must stop answering at once).
+pub struct Fence {
+    pub node: String,
+    pub epoch: i64,
+    pub fenced: Box<dyn Fn(String) + Send>,
+}
+
+/// Makes sure the PostgreSQL store at `url` has Retsu's tables in this
+/// build's format (creating or migrating them): what a cluster node does
+/// before it registers. Blocking; run it off the async runtime.
+pub fn prepare_postgres(url: &str) -> Result<(), String> {
+    postgres::prepare_only(url)
+}
+
+/// A PostgreSQL error with its cause (what the server or the socket said).
+pub fn describe_postgres_error(e: &tokio_postgres::Error) -> String {
+    postgres::describe(e)
+}
+
+/// The URL without its password, for logs and errors.
+pub fn redact_url(url: &str) -> String {
+    postgres::redact(url)
+}
+
+/// The client settings for the PostgreSQL store at `url`, with the
+/// journal's timeouts (a lost server is noticed, not waited on forever).
+pub fn postgres_config(url: &str) -> Result<tokio_postgres::Config, String> {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+        format!(
+            "--store {}: malformed PostgreSQL URL: {e}",
+            postgres::redact(url)
+        )
+    })?;
+    postgres::tune(&mut config);
+    Ok(config)
+}
+
 /// A journal backend, owned by the writer thread once loaded.
 trait Backend: Send {
     /// Puts the stored state into a new engine: (queues, messages).
@@ -229,13 +268,31 @@ impl Journal {
         clock: Arc<dyn Clock>,
         config: EngineConfig,
     ) -> Result<(Arc<Engine>, Arc<Journal>), String> {
+        Journal::open_fenced(store, None, mode, clock, config)
+    }
+
+    /// Like [`Journal::open`], for a cluster node that holds the store's
+    /// lease: every commit checks `fence` in its own transaction, and
+    /// none is made once another node has taken the lease. PostgreSQL only.
+    pub fn open_fenced(
+        store: &Store,
+        fence: Option<Fence>,
+        mode: DurabilityMode,
+        clock: Arc<dyn Clock>,
+        config: EngineConfig,
+    ) -> Result<(Arc<Engine>, Arc<Journal>), String> {
         // Off the async runtime: PostgreSQL's synchronous client runs a
         // runtime of its own, which must not nest in the caller's.
         let (backend, engine, restored, kept) = std::thread::scope(|s| {
             s.spawn(|| {
                 let (mut backend, secret): (Box<dyn Backend>, Vec<u8>) = match store {
+                    Store::Dir(_) if fence.is_some() => {
+                        return Err(
+                            "a cluster needs a PostgreSQL store (--store postgres://…)".into()
+                        )
+                    }
                     Store::Dir(dir) => sqlite::open(dir, mode)?,
-                    Store::Postgres(url) => postgres::open(url, mode)?,
+                    Store::Postgres(url) => postgres::open(url, mode, fence)?,
                 };
                 let engine = Engine::with_secret(clock.clone(), config, Some(&secret));
                 let restored = backend.load(&engine)?;

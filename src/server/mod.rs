@@ -44,6 +44,7 @@ mod connections;
 mod rejections;
 
 pub use connections::raise_fd_limit;
+pub(crate) use connections::serve as serve_connections;
 
 /// Largest request body accepted: a 1 MiB batch, base64-inflated binary
 /// attributes and form encoding fit with room to spare.
@@ -80,6 +81,8 @@ struct AppState {
 pub struct RunningServer {
     local_addr: SocketAddr,
     engine: Arc<Engine>,
+    /// What each connection serves (a cluster node's front calls it).
+    service: HttpService,
     stop: ShutdownHandle,
     serve: JoinHandle<io::Result<()>>,
     background: JoinHandle<()>,
@@ -230,12 +233,13 @@ pub async fn start_with_services(
 
     let (tx, rx) = watch::channel(false);
     let engine_for_stop = engine.clone();
+    let service = HttpService {
+        router: hyper_util::service::TowerToHyperService::new(app),
+        state,
+    };
     let serve = tokio::spawn(connections::serve(
         listener,
-        HttpService {
-            router: hyper_util::service::TowerToHyperService::new(app),
-            state,
-        },
+        service.clone(),
         config.limits.clone(),
         rx,
         // Answer waiting long polls at once, then let requests finish.
@@ -246,6 +250,7 @@ pub async fn start_with_services(
     Ok(RunningServer {
         local_addr,
         engine,
+        service,
         stop: ShutdownHandle { tx: Arc::new(tx) },
         serve,
         background,
@@ -266,6 +271,11 @@ impl RunningServer {
 
     pub fn engine(&self) -> Arc<Engine> {
         self.engine.clone()
+    }
+
+    /// What each connection serves, to call without a connection.
+    pub(crate) fn service(&self) -> HttpService {
+        self.service.clone()
     }
 
     pub fn shutdown_handle(&self) -> ShutdownHandle {
@@ -300,7 +310,7 @@ impl RunningServer {
 }
 
 /// A wildcard bind address is not something to connect to; use loopback.
-fn connectable(addr: SocketAddr) -> SocketAddr {
+pub(crate) fn connectable(addr: SocketAddr) -> SocketAddr {
     match addr.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => (Ipv4Addr::LOCALHOST, addr.port()).into(),
         IpAddr::V6(ip) if ip.is_unspecified() => (Ipv6Addr::LOCALHOST, addr.port()).into(),
@@ -437,7 +447,7 @@ async fn scrape_metrics(State(state): State<Arc<AppState>>) -> axum::response::R
 /// has no layers; a layer or a `/` route added to it must be added here
 /// too, or SQS requests would bypass it.
 #[derive(Clone)]
-pub(super) struct HttpService {
+pub(crate) struct HttpService {
     router: hyper_util::service::TowerToHyperService<Router>,
     state: Arc<AppState>,
 }

@@ -101,6 +101,9 @@ const COUNTERS: &str = "INSERT INTO retsu.counters (queue_uid, next_slot, next_n
         next_nonce = GREATEST(retsu.counters.next_nonce, excluded.next_nonce),
         last_sequence = GREATEST(retsu.counters.last_sequence, excluded.last_sequence)";
 
+/// A cluster node's commit goes through only while it holds the lease.
+const FENCE: &str = "SELECT retsu.fence($1, $2)";
+
 const PRUNE_DEDUP: &str = "DELETE FROM retsu.dedup WHERE expires_ms < $1";
 const PRUNE_ATTEMPTS: &str = "DELETE FROM retsu.attempts WHERE expires_ms < $1";
 
@@ -129,9 +132,11 @@ type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
 /// Writes a batch in one transaction. `floors`: the deduplication floors
 /// already applied to the `dedup` table; updated once the commit holds.
+/// `fence`: a cluster node's (id, epoch), checked first.
 pub(super) async fn commit(
     client: &Client,
     batch: &Batch,
+    fence: Option<(&str, i64)>,
     floors: &mut HashMap<u64, u128>,
     prepared: &mut Prepared,
 ) -> Result<(), Error> {
@@ -182,6 +187,10 @@ pub(super) async fn commit(
 
     // The statements, in order.
     let mut steps: Vec<(&'static str, Params<'_>)> = Vec::new();
+    let fence_params = fence;
+    if let Some((node, epoch)) = &fence_params {
+        steps.push((FENCE, vec![node, epoch]));
+    }
     if !deletes.0.is_empty() {
         steps.push((DELETE, vec![&deletes.0, &deletes.1]));
     }
@@ -272,7 +281,28 @@ pub(super) async fn commit(
             let insert = prepared.get(client, INSERT).await?;
             let columns = MessageColumns::of(&missing);
             let params = columns.params();
-            client.query(&insert, &params).await?;
+            match &fence_params {
+                None => {
+                    client.query(&insert, &params).await?;
+                }
+                Some((node, epoch)) => {
+                    // Fenced like the first: a node that lost the lease
+                    // must not add rows its successor never loaded.
+                    let check = prepared.get(client, FENCE).await?;
+                    let fence_args: [&(dyn ToSql + Sync); 2] = [node, epoch];
+                    let steps: Vec<Step<'_>> = vec![
+                        Box::pin(simple(client, "BEGIN")),
+                        Box::pin(client.query(&check, &fence_args)),
+                        Box::pin(client.query(&insert, &params)),
+                        Box::pin(simple(client, "COMMIT")),
+                    ];
+                    for result in in_order(steps).await {
+                        if let Err(e) = result {
+                            return Err(rollback(client, e).await);
+                        }
+                    }
+                }
+            }
         }
     }
     floors.extend(new_floors);

@@ -6,10 +6,17 @@
 //! and the statements are pipelined (sent together, answered together),
 //! so a commit costs one round trip however many requests it holds.
 //!
-//! The connection holds a session advisory lock on the database for as
-//! long as it lives: a second server on the same database refuses to
-//! start, and a server whose connection was lost commits again only after
-//! taking the lock back, so two servers never both write.
+//! A single server's connection holds a session advisory lock on the
+//! database for as long as it lives: a second server on the same database
+//! refuses to start, and a server whose connection was lost commits again
+//! only after taking the lock back, so two servers never both write.
+//!
+//! A cluster node holds no lock (a paused process keeps its session, and
+//! its lock, alive): it holds the store's lease (`src/cluster/`), and each
+//! of its commits begins with `retsu.fence(node, epoch)`, which fails once
+//! another node has taken the lease and, by locking the lease row until
+//! the commit ends, makes a node taking the lease wait for the commits
+//! already under way: what the new owner loads holds every answered change.
 //!
 //! While the database cannot be reached, commits fail and are retried on a
 //! new connection; the journal refuses changes meanwhile with
@@ -28,13 +35,15 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio_postgres::{Client, NoTls};
 
-use super::{Backend, Batch, DurabilityMode, Engine, SqsError};
+use super::{Backend, Batch, DurabilityMode, Engine, Fence, SqsError};
 
 /// The layout this build writes and reads in the `retsu` schema. Bump it
 /// (and migrate or refuse) whenever a table changes.
-pub const FORMAT: i64 = 1;
+pub const FORMAT: i64 = 2;
 /// The session advisory lock a writing server holds: "retsu" in ASCII.
 const LOCK_KEY: i64 = 0x72_6574_7375;
+/// The SQLSTATE `retsu.fence` raises.
+const FENCED: &str = "RT001";
 /// How long a connection attempt may take unless the URL says.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long sent data may stay unacknowledged before the connection
@@ -97,31 +106,34 @@ pub(super) struct Postgres {
     /// The deduplication floors already applied to the `dedup` table.
     floors: HashMap<u64, u128>,
     prepared: commit::Prepared,
+    /// A cluster node's lease, checked by every commit.
+    fence: Option<Fence>,
 }
 
 /// Connects, takes the database's lock, and checks (or creates) the
 /// tables: the backend and the receipt-handle secret.
-pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>, Vec<u8>), String> {
+pub(super) fn open(
+    url: &str,
+    mode: DurabilityMode,
+    fence: Option<Fence>,
+) -> Result<(Box<dyn Backend>, Vec<u8>), String> {
     let shown = redact(url);
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| format!("--store {shown}: malformed PostgreSQL URL: {e}"))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the PostgreSQL client: {e}"))?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
-    if config.get_tcp_user_timeout().is_none() {
-        config.tcp_user_timeout(TCP_USER_TIMEOUT);
-    }
-    config.keepalives_idle(Duration::from_secs(5));
-    config.application_name("retsu");
-    let mut client = connect(&runtime, &config, mode, &shown)?;
+    let (runtime, config) = client_config(url)?;
+    let locked = fence.is_none();
+    let mut client = connect(&runtime, &config, mode, &shown, locked)?;
     let secret = runtime
         .block_on(schema::prepare(&mut client))
         .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+    if locked {
+        if let Some(node) = runtime
+            .block_on(schema::live_cluster(&client))
+            .map_err(|e| format!("PostgreSQL {shown}: {e}"))?
+        {
+            return Err(format!(
+                "PostgreSQL {shown} is in use by a Retsu cluster (node {node:?} holds its lease); start this server as a node of it (--cluster-secret) or choose another database"
+            ));
+        }
+    }
     let backend = Postgres {
         runtime,
         config,
@@ -130,16 +142,73 @@ pub(super) fn open(url: &str, mode: DurabilityMode) -> Result<(Box<dyn Backend>,
         url: shown,
         floors: HashMap::new(),
         prepared: commit::Prepared::default(),
+        fence,
     };
     Ok((Box::new(backend), secret))
 }
 
-/// A new connection holding the database's lock, set for `mode`.
+/// Connects once to create or migrate the tables, and leaves.
+pub(super) fn prepare_only(url: &str) -> Result<(), String> {
+    let shown = redact(url);
+    let (runtime, config) = client_config(url)?;
+    let mut client = connect(&runtime, &config, DurabilityMode::Full, &shown, false)?;
+    runtime
+        .block_on(schema::prepare(&mut client))
+        .map(|_| ())
+        .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
+    // A single server holding the database cannot share it with a cluster.
+    let free: bool = runtime
+        .block_on(async {
+            let row = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])
+                .await?;
+            client
+                .execute("SELECT pg_advisory_unlock_all()", &[])
+                .await?;
+            row.try_get(0)
+        })
+        .map_err(|e| format!("PostgreSQL {shown}: {}", describe(&e)))?;
+    if !free {
+        return Err(format!(
+            "PostgreSQL {shown} is in use by a single Retsu server (it holds the database's advisory lock {LOCK_KEY}); stop it or choose another database"
+        ));
+    }
+    Ok(())
+}
+
+/// The client's runtime and settings for `url`.
+fn client_config(url: &str) -> Result<(Runtime, tokio_postgres::Config), String> {
+    let shown = redact(url);
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| format!("--store {shown}: malformed PostgreSQL URL: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the PostgreSQL client: {e}"))?;
+    tune(&mut config);
+    Ok((runtime, config))
+}
+
+/// Timeouts that notice a lost server, unless the URL sets its own.
+pub(super) fn tune(config: &mut tokio_postgres::Config) {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    config.keepalives_idle(Duration::from_secs(5));
+    config.application_name("retsu");
+}
+
+/// A new connection set for `mode`, holding the database's lock if `lock`.
 fn connect(
     runtime: &Runtime,
     config: &tokio_postgres::Config,
     mode: DurabilityMode,
     shown: &str,
+    lock: bool,
 ) -> Result<Client, String> {
     runtime.block_on(async {
         let (client, connection) = config
@@ -148,7 +217,7 @@ fn connect(
             .map_err(|e| format!("cannot connect to PostgreSQL {shown}: {}", describe(&e)))?;
         // Ends when the connection does; the client then reports closed.
         tokio::spawn(connection);
-        let locked: bool = client
+        let locked: bool = !lock || client
             .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])
             .await
             .and_then(|r| r.try_get(0))
@@ -185,16 +254,30 @@ impl Backend for Postgres {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.client = None;
             self.prepared.clear();
-            self.client = Some(connect(&self.runtime, &self.config, self.mode, &self.url)?);
+            let lock = self.fence.is_none();
+            self.client = Some(connect(
+                &self.runtime,
+                &self.config,
+                self.mode,
+                &self.url,
+                lock,
+            )?);
             tracing::info!("journal: reconnected to PostgreSQL {}", self.url);
         }
         let client = self.client.as_ref().ok_or("not connected")?;
+        let fence = self.fence.as_ref().map(|f| (f.node.as_str(), f.epoch));
         let result = self.runtime.block_on(commit::commit(
             client,
             batch,
+            fence,
             &mut self.floors,
             &mut self.prepared,
         ));
+        if let (Err(e), Some(fence)) = (&result, &self.fence) {
+            if e.code().is_some_and(|c| c.code() == FENCED) {
+                (fence.fenced)(describe(e));
+            }
+        }
         if let Err(e) = &result {
             // A statement prepared in the failed transaction may be gone.
             self.prepared.clear();

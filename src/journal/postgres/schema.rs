@@ -69,9 +69,56 @@ CREATE TABLE retsu.attempts (
 CREATE INDEX attempts_slot ON retsu.attempts (queue_uid, slot);
 ";
 
+/// Format 2: a cluster's nodes and the store's lease (`src/cluster/`).
+/// One lease row: the node that owns every queue and topic, the epoch it
+/// took it at, and until when (the database's clock).
+const CLUSTER: &str = "
+CREATE TABLE retsu.nodes (
+    id text PRIMARY KEY,
+    url text NOT NULL,
+    instance bigint NOT NULL,
+    started timestamptz NOT NULL DEFAULT now(),
+    heartbeat timestamptz NOT NULL
+);
+CREATE TABLE retsu.lease (
+    id int PRIMARY KEY CHECK (id = 1),
+    node text NOT NULL,
+    epoch bigint NOT NULL,
+    expires timestamptz NOT NULL
+);
+INSERT INTO retsu.lease VALUES (1, '', 0, '-infinity');
+CREATE FUNCTION retsu.fence(p_node text, p_epoch bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- FOR SHARE: a node taking the lease waits for this commit to end.
+    PERFORM 1 FROM retsu.lease WHERE id = 1 AND node = p_node AND epoch = p_epoch FOR SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'node % no longer holds the lease it took at epoch %', p_node, p_epoch
+            USING ERRCODE = 'RT001';
+    END IF;
+END $$;
+";
+
 /// Checks (or sets up) the format; returns the receipt-handle secret.
 /// Writes nothing to a database whose `retsu` schema is not this format.
 pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
+    // Nodes of a cluster start together: one creates or migrates, the
+    // others wait and then find it done.
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&PREPARING])
+        .await
+        .map_err(|e| super::describe(&e))?;
+    let prepared = prepare_locked(client).await;
+    let _ = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&PREPARING])
+        .await;
+    prepared
+}
+
+/// The advisory lock held while the tables are checked or made.
+const PREPARING: i64 = 0x72_6574_7376;
+
+async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
     let err = |e: tokio_postgres::Error| super::describe(&e);
     let exists: bool = client
         .query_one(
@@ -85,6 +132,7 @@ pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
         let secret = rand::random::<[u8; 32]>().to_vec();
         let tx = client.transaction().await.map_err(err)?;
         tx.batch_execute(SCHEMA).await.map_err(err)?;
+        tx.batch_execute(CLUSTER).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
             &[
@@ -98,7 +146,21 @@ pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
         tx.commit().await.map_err(err)?;
         return Ok(secret);
     }
-    let format = value(client, "format").await?;
+    let mut format = value(client, "format").await?;
+    if format.as_deref() == Some("1") {
+        // Format 1 is format 2 without the cluster's tables.
+        let tx = client.transaction().await.map_err(err)?;
+        tx.batch_execute(CLUSTER).await.map_err(err)?;
+        tx.execute(
+            "UPDATE retsu.meta SET value = $1 WHERE key = 'format'",
+            &[&FORMAT.to_string()],
+        )
+        .await
+        .map_err(err)?;
+        tx.commit().await.map_err(err)?;
+        tracing::info!("PostgreSQL store migrated from format 1 to {FORMAT}");
+        format = Some(FORMAT.to_string());
+    }
     let written_by = value(client, "written_by")
         .await?
         .unwrap_or_else(|| "an unknown version".into());
@@ -113,6 +175,18 @@ pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
     STANDARD
         .decode(secret)
         .map_err(|e| format!("the stored receipt-handle secret is damaged: {e}"))
+}
+
+/// The node holding a cluster's lease on the store, if one does.
+pub(super) async fn live_cluster(client: &Client) -> Result<Option<String>, String> {
+    client
+        .query_opt(
+            "SELECT node FROM retsu.lease WHERE expires > now() AND node <> ''",
+            &[],
+        )
+        .await
+        .map(|row| row.map(|r| r.get(0)))
+        .map_err(|e| super::describe(&e))
 }
 
 /// One `retsu.meta` value.

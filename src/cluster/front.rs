@@ -1,0 +1,271 @@
+//! What a cluster node's port serves. The node holding the store's lease
+//! answers from its engine; every other node passes the request on to it
+//! unchanged (Host included, so queue URLs name the endpoint the client
+//! used) and returns its answer as it comes, long polls included. A node
+//! that cannot answer (no holder known, holder unreachable, lease lapsed)
+//! answers `ServiceUnavailable` in the caller's protocol, which every
+//! SDK retries.
+//!
+//! A request passed on carries the forwarding node's id and the cluster
+//! secret; one that names a forwarding node without the right secret is
+//! refused and logged, and a node never passes on a request that was
+//! already passed on to it (no loops while the lease moves).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::IntoResponse;
+use hyper::body::Incoming;
+use serde_json::json;
+
+use super::forward::{Pool, HOP_BY_HOP};
+use super::membership::View;
+use crate::error::SqsError;
+use crate::server::HttpService;
+
+/// The id of the node that passed a request on.
+pub const FORWARDED_BY: &str = "x-retsu-forwarded-by";
+/// The cluster secret, on requests between nodes.
+pub const SECRET: &str = "x-retsu-cluster-secret";
+
+pub struct Front {
+    pub node: String,
+    secret: String,
+    admin_token: Option<String>,
+    /// Answers are given only before this instant (nanoseconds after
+    /// `base`; 0: never): the lease as this node last renewed it, counted
+    /// from when the renewal was sent, so it ends no later than the
+    /// database's own expiry.
+    deadline: AtomicU64,
+    base: Instant,
+    /// The engine's service, once this node holds the lease and has loaded.
+    local: RwLock<Option<HttpService>>,
+    view: RwLock<View>,
+    pool: Arc<Pool>,
+}
+
+impl Front {
+    pub fn new(node: String, secret: String, admin_token: Option<String>) -> Front {
+        Front {
+            node,
+            secret,
+            admin_token: admin_token.filter(|t| !t.is_empty()),
+            deadline: AtomicU64::new(0),
+            base: Instant::now(),
+            local: RwLock::new(None),
+            view: RwLock::new(View::default()),
+            pool: Arc::new(Pool::default()),
+        }
+    }
+
+    /// The lease holds until `until` (a local instant).
+    pub fn extend(&self, until: Instant) {
+        let nanos = until.saturating_duration_since(self.base).as_nanos() as u64;
+        self.deadline.store(nanos.max(1), Ordering::Release);
+    }
+
+    fn answering(&self) -> bool {
+        let deadline = self.deadline.load(Ordering::Acquire);
+        deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
+    }
+
+    pub fn serve_locally(&self, service: HttpService) {
+        *self.local.write().unwrap_or_else(|p| p.into_inner()) = Some(service);
+    }
+
+    pub fn set_view(&self, view: View) {
+        *self.view.write().unwrap_or_else(|p| p.into_inner()) = view;
+    }
+
+    fn local(&self) -> Option<HttpService> {
+        self.local.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The holder's host:port, when it is another node.
+    fn holder(&self) -> Option<String> {
+        let view = self.view.read().unwrap_or_else(|p| p.into_inner());
+        if view.lease.holder == self.node || view.lease.expires_in_ms.is_none() {
+            return None;
+        }
+        let url = view.lease.holder_url.as_deref()?;
+        let uri: hyper::Uri = url.parse().ok()?;
+        let authority = uri.authority()?;
+        Some(match authority.port() {
+            Some(_) => authority.to_string(),
+            None => format!("{}:80", authority.host()),
+        })
+    }
+
+    fn secret_matches(&self, headers: &HeaderMap) -> bool {
+        let given = headers.get(SECRET).map(|v| v.as_bytes()).unwrap_or(b"");
+        let wanted = self.secret.as_bytes();
+        // Compared in full whatever differs first.
+        given.len() == wanted.len()
+            && given
+                .iter()
+                .zip(wanted)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+
+    pub async fn call(
+        self: Arc<Self>,
+        mut req: hyper::Request<Incoming>,
+    ) -> axum::response::Response {
+        if req.method() == Method::GET {
+            match req.uri().path() {
+                "/_retsu/cluster" => return self.cluster_view(req.headers()),
+                // This node is up, whichever holds the lease.
+                "/health" => return "ok".into_response(),
+                _ => {}
+            }
+        }
+        let protocol = crate::protocol::protocol_from_headers(req.headers());
+        let unavailable = |why: &str| {
+            let id = uuid::Uuid::new_v4().to_string();
+            crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
+        };
+        let forwarded = req.headers().contains_key(FORWARDED_BY);
+        if forwarded && !self.secret_matches(req.headers()) {
+            tracing::warn!(
+                from = ?req.headers().get(FORWARDED_BY),
+                path = %req.uri().path(),
+                "refused a request between nodes without the cluster secret"
+            );
+            let mut refused = axum::response::Response::new(axum::body::Body::from(
+                "refused: a request between nodes needs the cluster secret\n",
+            ));
+            *refused.status_mut() = StatusCode::FORBIDDEN;
+            return refused;
+        }
+        if let Some(local) = self.local() {
+            if !self.answering() {
+                return unavailable(
+                    "This node's lease on the store has lapsed; another node will take over. Please retry.",
+                );
+            }
+            let answer = hyper::service::Service::call(&local, req)
+                .await
+                .unwrap_or_else(|never| match never {});
+            // Paused past the lease while answering: another node may
+            // have answered since; this answer may be stale.
+            if !self.answering() {
+                return unavailable(
+                    "This node's lease on the store lapsed while it answered; the request may or may not have taken effect. Please retry.",
+                );
+            }
+            return answer;
+        }
+        if forwarded {
+            return unavailable(
+                "This node does not hold the cluster's lease (it moved). Please retry.",
+            );
+        }
+        let Some(authority) = self.holder() else {
+            return unavailable(
+                "No node of the cluster holds the store's lease yet. Please retry.",
+            );
+        };
+        let headers = req.headers_mut();
+        for name in HOP_BY_HOP {
+            headers.remove(*name);
+        }
+        if let (Ok(node), Ok(secret)) = (
+            HeaderValue::from_str(&self.node),
+            HeaderValue::from_str(&self.secret),
+        ) {
+            headers.insert(FORWARDED_BY, node);
+            headers.insert(SECRET, secret);
+        }
+        // Origin form: the path and query; Host stays the client's.
+        if let Some(pq) = req.uri().path_and_query().cloned() {
+            *req.uri_mut() = hyper::Uri::from(pq);
+        }
+        match self.pool.send(&authority, req).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                tracing::debug!("{e}");
+                unavailable("The node holding the cluster's lease cannot be reached. Please retry.")
+            }
+        }
+    }
+
+    /// `GET /_retsu/cluster`: the nodes, their heartbeats, and which holds
+    /// the store (and so owns every queue and topic).
+    fn cluster_view(&self, headers: &HeaderMap) -> axum::response::Response {
+        if let Some(token) = &self.admin_token {
+            let given = headers
+                .get(axum::http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
+            if given != Some(token.as_str()) {
+                return json_response(
+                    StatusCode::UNAUTHORIZED,
+                    json!({
+                        "error": "this server needs the admin token: Authorization: Bearer <token>"
+                    }),
+                );
+            }
+        }
+        let view = self.view.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let live = view.lease.expires_in_ms.is_some_and(|ms| ms > 0);
+        let nodes: Vec<_> = view
+            .nodes
+            .iter()
+            .map(|n| {
+                let holds = live && n.id == view.lease.holder;
+                json!({
+                    "id": n.id,
+                    "url": n.url,
+                    "heartbeat_age_ms": n.heartbeat_age_ms,
+                    "up_ms": n.up_ms,
+                    "holds_lease": holds,
+                    "owns": if holds { "every queue and topic" } else { "nothing (forwards)" },
+                })
+            })
+            .collect();
+        json_response(
+            StatusCode::OK,
+            json!({
+                "node": self.node,
+                "lease": {
+                    "holder": (!view.lease.holder.is_empty()).then_some(&view.lease.holder),
+                    "epoch": view.lease.epoch,
+                    "expires_in_ms": view.lease.expires_in_ms,
+                    "live": live,
+                },
+                "answering": self.answering(),
+                "nodes": nodes,
+            }),
+        )
+    }
+}
+
+fn json_response(status: StatusCode, value: serde_json::Value) -> axum::response::Response {
+    let mut response = axum::response::Response::new(axum::body::Body::from(value.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The front as a hyper service.
+#[derive(Clone)]
+pub struct FrontService(pub Arc<Front>);
+
+impl hyper::service::Service<hyper::Request<Incoming>> for FrontService {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
+        let front = self.0.clone();
+        Box::pin(async move { Ok(front.call(req).await) })
+    }
+}

@@ -1,0 +1,230 @@
+//! The cluster's rows in PostgreSQL: the nodes (`retsu.nodes`: id, the URL
+//! the others reach it at, a heartbeat) and the store's lease
+//! (`retsu.lease`: holder, epoch, expiry). Every time is the database's
+//! clock (`now()`), so the nodes' clocks never have to agree.
+
+use std::time::Duration;
+
+use tokio_postgres::{Client, NoTls};
+
+/// One node as the cluster's rows show it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NodeRow {
+    pub id: String,
+    pub url: String,
+    /// Since the node last renewed its row.
+    pub heartbeat_age_ms: i64,
+    pub up_ms: i64,
+}
+
+/// Who holds the store's lease.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct LeaseRow {
+    /// Empty while nobody ever held it.
+    pub holder: String,
+    pub epoch: i64,
+    /// Negative once lapsed; None when released.
+    pub expires_in_ms: Option<i64>,
+    /// The holder's URL, while it is registered.
+    #[serde(skip)]
+    pub holder_url: Option<String>,
+}
+
+/// What one look at the rows shows.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    pub lease: LeaseRow,
+    pub nodes: Vec<NodeRow>,
+}
+
+pub struct Membership {
+    config: tokio_postgres::Config,
+    client: Option<Client>,
+    pub node: String,
+    pub url: String,
+    /// This process: a node restarted under the same id is another instance.
+    instance: i64,
+    lease_ms: i64,
+    shown: String,
+}
+
+impl Membership {
+    pub fn new(
+        config: tokio_postgres::Config,
+        shown: String,
+        node: String,
+        url: String,
+        lease: Duration,
+    ) -> Membership {
+        Membership {
+            config,
+            client: None,
+            node,
+            url,
+            instance: rand::random::<i64>(),
+            lease_ms: lease.as_millis() as i64,
+            shown,
+        }
+    }
+
+    /// The connection, made again when it was lost.
+    async fn client(&mut self) -> Result<&Client, String> {
+        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
+            let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+                format!(
+                    "cannot connect to PostgreSQL {}: {}",
+                    self.shown,
+                    crate::journal::describe_postgres_error(&e)
+                )
+            })?;
+            tokio::spawn(connection);
+            self.client = Some(client);
+        }
+        Ok(self.client.as_ref().expect("connected above"))
+    }
+
+    /// Runs one statement; a failure drops the connection, so the next
+    /// call starts on a fresh one.
+    async fn rows(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, String> {
+        let result = self.client().await?.query(sql, params).await;
+        result.map_err(|e| {
+            self.client = None;
+            format!(
+                "PostgreSQL {}: {}",
+                self.shown,
+                crate::journal::describe_postgres_error(&e)
+            )
+        })
+    }
+
+    /// Adds this node's row. A row of the same id whose heartbeat is
+    /// current belongs to a live node: Ok(false), and nothing changes.
+    pub async fn register(&mut self) -> Result<bool, String> {
+        let (node, url, instance, lease) = (
+            self.node.clone(),
+            self.url.clone(),
+            self.instance,
+            self.lease_ms,
+        );
+        let rows = self
+            .rows(
+                "INSERT INTO retsu.nodes (id, url, instance, heartbeat) VALUES ($1, $2, $3, now())
+                 ON CONFLICT (id) DO UPDATE SET url = excluded.url, instance = excluded.instance,
+                    started = now(), heartbeat = now()
+                 WHERE retsu.nodes.heartbeat < now() - $4::bigint * interval '1 millisecond'
+                    OR retsu.nodes.instance = excluded.instance
+                 RETURNING id",
+                &[&node, &url, &instance, &lease],
+            )
+            .await?;
+        Ok(rows.len() == 1)
+    }
+
+    /// Renews the heartbeat: Ok(false) when the row is another
+    /// instance's now (this node's heartbeat had lapsed).
+    pub async fn beat(&mut self) -> Result<bool, String> {
+        let (node, instance) = (self.node.clone(), self.instance);
+        let rows = self
+            .rows(
+                "UPDATE retsu.nodes SET heartbeat = now() WHERE id = $1 AND instance = $2 RETURNING id",
+                &[&node, &instance],
+            )
+            .await?;
+        Ok(rows.len() == 1)
+    }
+
+    /// Takes the lease if it has lapsed (or was released): the new epoch.
+    pub async fn try_take(&mut self) -> Result<Option<i64>, String> {
+        let (node, lease) = (self.node.clone(), self.lease_ms);
+        let rows = self
+            .rows(
+                "UPDATE retsu.lease SET node = $1, epoch = epoch + 1,
+                    expires = now() + $2::bigint * interval '1 millisecond'
+                 WHERE id = 1 AND expires < now() RETURNING epoch",
+                &[&node, &lease],
+            )
+            .await?;
+        Ok(rows.first().map(|r| r.get(0)))
+    }
+
+    /// Extends the lease taken at `epoch`: Ok(false) once another node
+    /// has taken it.
+    pub async fn renew(&mut self, epoch: i64) -> Result<bool, String> {
+        let (node, lease) = (self.node.clone(), self.lease_ms);
+        let rows = self
+            .rows(
+                "UPDATE retsu.lease SET expires = now() + $3::bigint * interval '1 millisecond'
+                 WHERE id = 1 AND node = $1 AND epoch = $2 RETURNING epoch",
+                &[&node, &epoch, &lease],
+            )
+            .await?;
+        Ok(rows.len() == 1)
+    }
+
+    /// Gives the lease up (after the last commit), so another node takes
+    /// it at once rather than after it lapses.
+    pub async fn release(&mut self, epoch: i64) -> Result<(), String> {
+        let node = self.node.clone();
+        self.rows(
+            "UPDATE retsu.lease SET expires = '-infinity' WHERE id = 1 AND node = $1 AND epoch = $2",
+            &[&node, &epoch],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Removes this node's row (on shutdown).
+    pub async fn leave(&mut self) -> Result<(), String> {
+        let (node, instance) = (self.node.clone(), self.instance);
+        self.rows(
+            "DELETE FROM retsu.nodes WHERE id = $1 AND instance = $2",
+            &[&node, &instance],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The lease and the nodes, as the database has them now.
+    pub async fn view(&mut self) -> Result<View, String> {
+        let lease = self
+            .rows(
+                "SELECT l.node, l.epoch,
+                    CASE WHEN isfinite(l.expires)
+                         THEN (extract(epoch FROM l.expires - now()) * 1000)::bigint END,
+                    n.url
+                 FROM retsu.lease l LEFT JOIN retsu.nodes n ON n.id = l.node WHERE l.id = 1",
+                &[],
+            )
+            .await?;
+        let lease = lease
+            .first()
+            .map(|r| LeaseRow {
+                holder: r.get(0),
+                epoch: r.get(1),
+                expires_in_ms: r.get(2),
+                holder_url: r.get(3),
+            })
+            .unwrap_or_default();
+        let nodes = self
+            .rows(
+                "SELECT id, url, (extract(epoch FROM now() - heartbeat) * 1000)::bigint,
+                    (extract(epoch FROM now() - started) * 1000)::bigint
+                 FROM retsu.nodes ORDER BY id",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| NodeRow {
+                id: r.get(0),
+                url: r.get(1),
+                heartbeat_age_ms: r.get(2),
+                up_ms: r.get(3),
+            })
+            .collect();
+        Ok(View { lease, nodes })
+    }
+}

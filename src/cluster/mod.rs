@@ -1,0 +1,376 @@
+//! A cluster of Retsu nodes on one PostgreSQL database (`--store
+//! postgres://…` with `--cluster-secret`).
+//!
+//! The store has one lease (`retsu.lease`: holder, epoch, expiry, on the
+//! database's clock). The node holding it owns every queue and topic: it
+//! loads the store into an engine and journals into it, exactly as a
+//! single server does; the other nodes pass every request on to it
+//! (`front.rs`, `forward.rs`). Keeping all queues on one owner keeps
+//! what spans queues (dead-letter moves, move tasks, restores, SNS fan-out)
+//! inside one engine and one commit, so a crash anywhere neither loses
+//! nor duplicates a message on its way between queues.
+//!
+//! Failover: the holder renews the lease several times per lease length;
+//! a node that finds it lapsed takes it with a new epoch, loads the store
+//! and serves. The old holder's answers stop at its lease's end, counted
+//! on its own clock from when it sent the renewal (so before the database
+//! lets anyone take over), and its commits are fenced: each one checks the
+//! epoch in its own transaction (`journal/postgres`), so a node paused or
+//! cut off past its lease can never commit again. A node that finds it
+//! lost the lease exits (its supervisor starts it again, as a candidate):
+//! its engine holds state the store no longer vouches for.
+//!
+//! The core knows nothing of this: the cluster wraps the same server
+//! (`server::start_with_services`) a single node runs.
+
+mod forward;
+mod front;
+mod membership;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::config::file::QueuePlan;
+use crate::config::Config;
+use crate::journal::{Fence, Journal, Store};
+use front::{Front, FrontService};
+use membership::Membership;
+
+pub use front::{FORWARDED_BY, SECRET};
+
+/// Exit status of a node that lost the lease or its id to another node.
+pub const LOST: u8 = 75;
+
+/// The cluster settings, checked: `None` when this is not a cluster node.
+pub struct Settings {
+    pub url: String,
+    pub node: String,
+    pub node_url: String,
+    pub secret: String,
+    pub lease: Duration,
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Result<Option<Settings>, String> {
+        let Some(secret) = config.cluster_secret.clone() else {
+            return Ok(None);
+        };
+        if secret.len() < 16 {
+            return Err("--cluster-secret: give at least 16 characters".into());
+        }
+        let url =
+            match config.journal_store() {
+                Some(Store::Postgres(url)) => url,
+                _ => return Err(
+                    "--cluster-secret makes this a cluster node, which needs --store postgres://…"
+                        .into(),
+                ),
+            };
+        let host = hostname();
+        let node = config
+            .node_id
+            .clone()
+            .unwrap_or_else(|| format!("{host}-{}", config.port));
+        if node.is_empty() || node.len() > 200 || node.chars().any(|c| c.is_control()) {
+            return Err(format!(
+                "--node-id {node:?}: give 1 to 200 printable characters"
+            ));
+        }
+        let node_url = config
+            .node_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{host}:{}", config.port));
+        let parsed: hyper::Uri = node_url
+            .parse()
+            .map_err(|e| format!("--node-url {node_url}: {e}"))?;
+        if parsed.scheme_str() != Some("http") || parsed.authority().is_none() {
+            return Err(format!(
+                "--node-url {node_url}: give http://host:port, where the other nodes reach this one"
+            ));
+        }
+        Ok(Some(Settings {
+            url,
+            node,
+            node_url: node_url.trim_end_matches('/').to_string(),
+            secret,
+            lease: Duration::from_millis(config.lease_ms),
+        }))
+    }
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer outlives the call and its length is given.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(name) if ok && !name.is_empty() => name.to_string(),
+        _ => "localhost".into(),
+    }
+}
+
+/// Says why this node stops, and stops it: whatever it would answer now
+/// could contradict the node that holds the lease.
+fn lost(why: &str) -> ! {
+    tracing::error!("{why}; exiting so that this node starts again as a candidate");
+    eprintln!("retsu: {why}");
+    std::process::exit(LOST.into());
+}
+
+/// What this node runs once it holds the lease.
+struct Owned {
+    server: crate::server::RunningServer,
+    journal: Arc<Journal>,
+    epoch: i64,
+}
+
+/// Serves as a cluster node until SIGINT/SIGTERM (`shutdown`).
+pub async fn serve(
+    config: Config,
+    plan: QueuePlan,
+    settings: Settings,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> ExitCode {
+    let shown = crate::journal::redact_url(&settings.url);
+    // Tables first (created or migrated), off the runtime: the journal's
+    // client runs a runtime of its own.
+    let url = settings.url.clone();
+    let prepared = tokio::task::spawn_blocking(move || crate::journal::prepare_postgres(&url))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+    if let Err(e) = prepared {
+        tracing::error!("{e}");
+        eprintln!("retsu: {e}");
+        return ExitCode::FAILURE;
+    }
+    let pg = match crate::journal::postgres_config(&settings.url) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("retsu: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut members = Membership::new(
+        pg,
+        shown.clone(),
+        settings.node.clone(),
+        settings.node_url.clone(),
+        settings.lease,
+    );
+    // A node restarted under its id waits for its old row's heartbeat to
+    // lapse; a row still beating after two leases is a live node's.
+    let started = Instant::now();
+    loop {
+        match members.register().await {
+            Ok(true) => break,
+            Ok(false) if started.elapsed() < settings.lease * 2 => {
+                tokio::time::sleep(settings.lease / 8).await;
+            }
+            Ok(false) => {
+                let e = format!(
+                    "node id {:?} is in use by a live node of the cluster on {shown}; give this node another --node-id",
+                    settings.node
+                );
+                tracing::error!("{e}");
+                eprintln!("retsu: {e}");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                tracing::error!("{e}");
+                eprintln!("retsu: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+
+    let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot listen on {}:{}: {e}", config.host, config.port);
+            let _ = members.leave().await;
+            return ExitCode::FAILURE;
+        }
+    };
+    let local_addr = listener.local_addr().ok();
+    let front = Arc::new(Front::new(
+        settings.node.clone(),
+        settings.secret.clone(),
+        config.admin_token.clone(),
+    ));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let serving = tokio::spawn(crate::server::serve_connections(
+        listener,
+        FrontService(front.clone()),
+        config.limits.clone(),
+        stop_rx,
+        || {},
+    ));
+    let endpoint = local_addr
+        .map(|a| format!("http://{}", crate::server::connectable(a)))
+        .unwrap_or_default();
+    tracing::info!(
+        address = %endpoint,
+        node = %settings.node,
+        node_url = %settings.node_url,
+        store = %shown,
+        lease_ms = settings.lease.as_millis() as u64,
+        version = %env!("CARGO_PKG_VERSION"),
+        "retsu cluster node ready"
+    );
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "retsu ready {endpoint}");
+        let _ = out.flush();
+    }
+
+    let config = Arc::new(config);
+    let plan = Arc::new(plan);
+    let mut owned: Option<Owned> = None;
+    let mut loading: Option<tokio::task::JoinHandle<Result<Owned, String>>> = None;
+    let mut epoch: Option<i64> = None;
+    let every = settings.lease / 4;
+    tokio::pin!(shutdown);
+    loop {
+        let sent = Instant::now();
+        match members.beat().await {
+            Ok(true) => {}
+            Ok(false) => lost(&format!(
+                "another node registered as {:?} after this node's heartbeat lapsed",
+                settings.node
+            )),
+            Err(e) => tracing::warn!("cluster heartbeat: {e}"),
+        }
+        match epoch {
+            Some(e) => match members.renew(e).await {
+                Ok(true) => front.extend(sent + settings.lease),
+                Ok(false) => lost(&format!(
+                    "another node took the store's lease (this node held epoch {e})"
+                )),
+                Err(err) => tracing::warn!("cannot renew the store's lease: {err}"),
+            },
+            None => match members.try_take().await {
+                Ok(Some(e)) => {
+                    tracing::info!(epoch = e, "took the store's lease; loading the store");
+                    front.extend(sent + settings.lease);
+                    epoch = Some(e);
+                    loading = Some(tokio::spawn(own(
+                        config.clone(),
+                        plan.clone(),
+                        settings.url.clone(),
+                        settings.node.clone(),
+                        e,
+                    )));
+                }
+                Ok(None) => {}
+                Err(err) => tracing::warn!("cannot read the store's lease: {err}"),
+            },
+        }
+        if loading.as_ref().is_some_and(|l| l.is_finished()) {
+            match loading.take().expect("checked").await {
+                Ok(Ok(o)) => {
+                    tracing::info!(
+                        epoch = o.epoch,
+                        queues = o.journal.restored.0,
+                        messages = o.journal.restored.1,
+                        "serving the store's queues and topics"
+                    );
+                    front.serve_locally(o.server.service());
+                    owned = Some(o);
+                }
+                Ok(Err(e)) => lost(&format!("cannot load the store: {e}")),
+                Err(e) => lost(&format!("loading the store failed: {e}")),
+            }
+        }
+        match members.view().await {
+            Ok(view) => front.set_view(view),
+            Err(e) => tracing::debug!("cluster view: {e}"),
+        }
+        let pause = every.saturating_sub(sent.elapsed());
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = &mut shutdown => break,
+        }
+    }
+
+    // Shutdown: stop taking requests, finish the engine's, commit, then
+    // give the lease up so another node takes over at once.
+    tracing::info!("shutting down");
+    stop_tx.send_replace(true);
+    let _ = serving.await;
+    if let Some(l) = loading.take() {
+        if let Ok(Ok(o)) = l.await {
+            owned = Some(o);
+        }
+    }
+    if let Some(o) = owned {
+        let _ = o.server.shutdown().await;
+        let journal = o.journal.clone();
+        let _ = tokio::task::spawn_blocking(move || journal.close()).await;
+        if let Err(e) = members.release(o.epoch).await {
+            tracing::warn!("cannot release the store's lease (it lapses by itself): {e}");
+        }
+    }
+    let _ = members.leave().await;
+    ExitCode::SUCCESS
+}
+
+/// Loads the store into an engine fenced at `epoch`, applies the
+/// configuration file's queues and topics, and starts the engine's
+/// server (its own listener is loopback only; the node's port reaches it
+/// through the front).
+async fn own(
+    config: Arc<Config>,
+    plan: Arc<QueuePlan>,
+    url: String,
+    node: String,
+    epoch: i64,
+) -> Result<Owned, String> {
+    let clock = Arc::new(config.build_clock());
+    let (mode, engine_config) = (config.durability, config.engine_config());
+    let fence = Fence {
+        node,
+        epoch,
+        fenced: Box::new(|why| lost(&format!("a commit was fenced: {why}"))),
+    };
+    let store = Store::Postgres(url);
+    let (engine, journal) = tokio::task::spawn_blocking(move || {
+        Journal::open_fenced(&store, Some(fence), mode, clock, engine_config)
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    let base = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
+    plan.apply(&engine, &base)
+        .await
+        .map_err(|e| e.to_string())?;
+    let services = crate::server::Services::with_key_store(
+        engine.clone(),
+        Some(Arc::new(crate::notification_signing::JournalKeyStore(
+            journal.clone(),
+        ))),
+    );
+    plan.apply_topics(&services.sns, &base)
+        .await
+        .map_err(|e| e.to_string())?;
+    engine.queues_changed();
+    let inner = Config {
+        host: "127.0.0.1".into(),
+        port: 0,
+        ..(*config).clone()
+    };
+    let server = crate::server::start_with_services(inner, engine, services)
+        .await
+        .map_err(|e| format!("cannot start the engine's server: {e}"))?;
+    Ok(Owned {
+        server,
+        journal,
+        epoch,
+    })
+}
