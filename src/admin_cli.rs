@@ -399,6 +399,37 @@ fn short(s: &str, width: usize) -> String {
 
 /// Left-aligned columns, two spaces apart.
 /// One row per subscription (a topic without any gets one row of its own).
+fn render_cluster(v: &Value) -> String {
+    let lease = &v["lease"];
+    let holder = match (lease["holder"].as_str(), lease["live"].as_bool()) {
+        (Some(h), Some(true)) => format!(
+            "{h} (epoch {}, lease runs {} ms more)",
+            text(&lease["epoch"]),
+            text(&lease["expires_in_ms"])
+        ),
+        (Some(h), _) => format!("none live (last: {h}, epoch {})", text(&lease["epoch"])),
+        _ => "none yet".into(),
+    };
+    let rows: Vec<Vec<String>> = v["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            vec![
+                text(&n["id"]),
+                text(&n["url"]),
+                format!("{} ms ago", text(&n["heartbeat_age_ms"])),
+                text(&n["owns"]),
+            ]
+        })
+        .collect();
+    format!(
+        "asked: {}\nstore held by: {holder}\n{}",
+        text(&v["node"]),
+        table(&["NODE", "URL", "HEARTBEAT", "OWNS"], &rows)
+    )
+}
+
 fn render_topics(v: &Value) -> String {
     let mut rows = Vec::new();
     for t in v["topics"].as_array().into_iter().flatten() {
@@ -670,6 +701,7 @@ pub enum AdminCommand {
     Clock(Option<ClockAction>),
     Faults(Option<FaultsAction>),
     Topics,
+    Cluster,
     Reset {
         queue: Option<String>,
     },
@@ -755,6 +787,11 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
         AdminCommand::Topics => {
             let v = client.ok("GET", "/_retsu/topics", None)?;
             let t = render_topics(&v);
+            (v, t)
+        }
+        AdminCommand::Cluster => {
+            let v = client.ok("GET", "/_retsu/cluster", None)?;
+            let t = render_cluster(&v);
             (v, t)
         }
         AdminCommand::Faults(action) => {

@@ -121,6 +121,11 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// Show a cluster's nodes, their heartbeats, and which holds the store (GET /_retsu/cluster).
+    Cluster {
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
     /// Delete every queue and message, or empty one queue (admin API).
     Reset {
         /// Only empty this queue (keeps its attributes and tags).
@@ -172,6 +177,7 @@ impl Command {
             ),
             Command::Clock { action, admin } => (AdminCommand::Clock(action.clone()), admin),
             Command::Topics { admin } => (AdminCommand::Topics, admin),
+            Command::Cluster { admin } => (AdminCommand::Cluster, admin),
             Command::Faults { action, admin } => (AdminCommand::Faults(action.clone()), admin),
             Command::Reset { queue, admin } => (
                 AdminCommand::Reset {

@@ -10,16 +10,13 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::Client;
 use common::create_queue_via;
 use common::pg;
 use common::process::{self, free_port, Running};
-use tokio::io::copy_bidirectional;
-use tokio::net::{TcpListener, TcpStream};
+use common::proxy::Proxy;
 
 fn no_postgres() -> bool {
     if pg::admin_url().is_none() {
@@ -122,63 +119,6 @@ fn start(url: &str, extra: &[&str]) -> Running {
     c.args(["--port", &port.to_string(), "--store", url])
         .args(extra);
     Running::start(c, port)
-}
-
-/// A TCP proxy to PostgreSQL that the test can cut: while cut, live
-/// connections are closed and new ones refused at once.
-struct Proxy {
-    port: u16,
-    cut: Arc<AtomicBool>,
-    /// Bumped by every cut; a connection ends when it changes.
-    generation: Arc<tokio::sync::watch::Sender<u64>>,
-}
-
-impl Proxy {
-    async fn to(target: u16) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let cut = Arc::new(AtomicBool::new(false));
-        let (generation, _) = tokio::sync::watch::channel(0u64);
-        let generation = Arc::new(generation);
-        {
-            let (cut, generation) = (cut.clone(), generation.clone());
-            tokio::spawn(async move {
-                loop {
-                    let Ok((mut inbound, _)) = listener.accept().await else {
-                        return;
-                    };
-                    if cut.load(Ordering::SeqCst) {
-                        continue; // dropped: closed at once
-                    }
-                    let mut ended = generation.subscribe();
-                    tokio::spawn(async move {
-                        let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", target)).await
-                        else {
-                            return;
-                        };
-                        tokio::select! {
-                            _ = copy_bidirectional(&mut inbound, &mut outbound) => {}
-                            _ = ended.changed() => {}
-                        }
-                    });
-                }
-            });
-        }
-        Proxy {
-            port,
-            cut,
-            generation,
-        }
-    }
-
-    fn cut(&self) {
-        self.cut.store(true, Ordering::SeqCst);
-        self.generation.send_modify(|g| *g += 1);
-    }
-
-    fn restore(&self) {
-        self.cut.store(false, Ordering::SeqCst);
-    }
 }
 
 /// A failed call's error code and HTTP status.

@@ -238,7 +238,8 @@ impl Front {
                     "expires_in_ms": view.lease.expires_in_ms,
                     "live": live,
                 },
-                "answering": self.answering(),
+                // Holds the lease and has loaded the store.
+            "serving": self.answering() && self.local().is_some(),
                 "nodes": nodes,
             }),
         )

@@ -187,6 +187,15 @@ pub async fn serve(
         }
     }
 
+    // Knowing the holder before the first request comes.
+    let front = Arc::new(Front::new(
+        settings.node.clone(),
+        settings.secret.clone(),
+        config.admin_token.clone(),
+    ));
+    if let Ok(view) = members.view().await {
+        front.set_view(view);
+    }
     let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -196,11 +205,6 @@ pub async fn serve(
         }
     };
     let local_addr = listener.local_addr().ok();
-    let front = Arc::new(Front::new(
-        settings.node.clone(),
-        settings.secret.clone(),
-        config.admin_token.clone(),
-    ));
     let (stop_tx, stop_rx) = watch::channel(false);
     let serving = tokio::spawn(crate::server::serve_connections(
         listener,
@@ -258,13 +262,19 @@ pub async fn serve(
                     tracing::info!(epoch = e, "took the store's lease; loading the store");
                     front.extend(sent + settings.lease);
                     epoch = Some(e);
-                    loading = Some(tokio::spawn(own(
+                    let (config, plan, url, node, front) = (
                         config.clone(),
                         plan.clone(),
                         settings.url.clone(),
                         settings.node.clone(),
-                        e,
-                    )));
+                        front.clone(),
+                    );
+                    loading = Some(tokio::spawn(async move {
+                        let owned = own(config, plan, url, node, e).await?;
+                        // Served from now, not from the next renewal.
+                        front.serve_locally(owned.server.service());
+                        Ok(owned)
+                    }));
                 }
                 Ok(None) => {}
                 Err(err) => tracing::warn!("cannot read the store's lease: {err}"),
@@ -279,7 +289,6 @@ pub async fn serve(
                         messages = o.journal.restored.1,
                         "serving the store's queues and topics"
                     );
-                    front.serve_locally(o.server.service());
                     owned = Some(o);
                 }
                 Ok(Err(e)) => lost(&format!("cannot load the store: {e}")),

@@ -11,6 +11,8 @@
 mod admin;
 pub mod pg;
 pub mod process;
+pub mod proxy;
+pub mod cluster;
 mod sdk;
 #[allow(unused_imports)]
 pub use sdk::*;

@@ -1,0 +1,573 @@
+//! A cluster of three real nodes on one PostgreSQL database: any node
+//! answers, the lease moves when its holder dies, pauses or loses the
+//! database, and a node that lost it never answers or commits again.
+//! Skipped without `RETSU_TEST_POSTGRES` (`scripts/postgres.sh run …`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use aws_sdk_sqs::Client;
+use common::cluster::{Cluster, SECRET};
+use common::process::{self, free_port};
+use common::{create_queue_via, pg, sdk_client, sns_client};
+
+const LEASE: Duration = Duration::from_secs(2);
+
+fn no_postgres() -> bool {
+    if pg::admin_url().is_none() {
+        eprintln!("skipped: RETSU_TEST_POSTGRES is not set (scripts/postgres.sh run … gives one)");
+        return true;
+    }
+    false
+}
+
+fn client(c: &Cluster, i: usize) -> Client {
+    sdk_client(&c.nodes[i].endpoint(), "us-east-1")
+}
+
+async fn bodies(c: &Client, url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let r = c
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .visibility_timeout(120)
+            .send()
+            .await
+            .unwrap();
+        if r.messages().is_empty() {
+            break;
+        }
+        out.extend(r.messages().iter().filter_map(|m| m.body().map(String::from)));
+    }
+    out.sort();
+    out
+}
+
+async fn in_flight(c: &Client, url: &str) -> String {
+    c.get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessagesNotVisible))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A node other than `i`.
+fn other(i: usize) -> usize {
+    (i + 1) % 3
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_answers_for_every_queue_and_topic() {
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("any_node", 3, LEASE).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let via = other(holder);
+    // Created through a node that does not hold the lease: the URL names
+    // the endpoint the client used.
+    let q = create_queue_via(&client(&c, via), "shared", &[]).await;
+    assert_eq!(q, format!("{}/000000000000/shared", c.nodes[via].endpoint()));
+    for i in 0..3 {
+        client(&c, i)
+            .send_message()
+            .queue_url(&q)
+            .message_body(format!("from {i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    for i in 0..3 {
+        let listed = client(&c, i).list_queues().send().await.unwrap();
+        assert_eq!(
+            listed.queue_urls(),
+            [format!("{}/000000000000/shared", c.nodes[i].endpoint())]
+        );
+    }
+    assert_eq!(
+        bodies(&client(&c, other(via)), &q).await,
+        ["from 0", "from 1", "from 2"]
+    );
+
+    // SNS through three different nodes.
+    let topic = sns_client(&c.nodes[0].endpoint())
+        .create_topic()
+        .name("t")
+        .send()
+        .await
+        .unwrap()
+        .topic_arn()
+        .unwrap()
+        .to_string();
+    sns_client(&c.nodes[1].endpoint())
+        .subscribe()
+        .topic_arn(&topic)
+        .protocol("sqs")
+        .endpoint("arn:aws:sqs:us-east-1:000000000000:shared")
+        .attributes("RawMessageDelivery", "true")
+        .send()
+        .await
+        .unwrap();
+    sns_client(&c.nodes[2].endpoint())
+        .publish()
+        .topic_arn(&topic)
+        .message("fanned out")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bodies(&client(&c, 0), &q).await, ["fanned out"]);
+
+    // Every node lists the three, and the same holder.
+    for i in 0..3 {
+        let v = c.view(i).await.unwrap();
+        assert_eq!(v["nodes"].as_array().unwrap().len(), 3, "{v}");
+        assert_eq!(v["lease"]["holder"], c.nodes[holder].id.as_str(), "{v}");
+        let holds: Vec<bool> = v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["holds_lease"] == true)
+            .collect();
+        assert_eq!(holds.iter().filter(|h| **h).count(), 1, "{v}");
+    }
+    // The CLI shows the same.
+    let out = process::retsu()
+        .args(["cluster", "--endpoint", &c.nodes[via].endpoint()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for node in &c.nodes {
+        assert!(text.contains(&node.id), "{text}");
+    }
+    assert!(text.contains("every queue and topic"), "{text}");
+}
+
+/// `kill -9` of the holder: another node takes the lease within two lease
+/// lengths and serves exactly what was answered: messages, a message in
+/// flight with its receipt, the FIFO deduplication window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_holder_killed_hands_over_within_two_leases_with_every_answer_kept() {
+    if no_postgres() {
+        return;
+    }
+    let mut c = Cluster::start("kill_holder", 3, LEASE).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let via = other(holder);
+    let sqs = client(&c, via);
+    let q = create_queue_via(&sqs, "kept", &[]).await;
+    let fifo = create_queue_via(&sqs, "kept.fifo", &[("FifoQueue", "true")]).await;
+    for body in ["a", "b", "c"] {
+        sqs.send_message()
+            .queue_url(&q)
+            .message_body(body)
+            .send()
+            .await
+            .unwrap();
+    }
+    let first = sqs
+        .send_message()
+        .queue_url(&fifo)
+        .message_body("once")
+        .message_group_id("g")
+        .message_deduplication_id("d1")
+        .send()
+        .await
+        .unwrap();
+    let got = sqs
+        .receive_message()
+        .queue_url(&q)
+        .visibility_timeout(600)
+        .send()
+        .await
+        .unwrap();
+    let taken = got.messages()[0].clone();
+
+    c.kill(holder);
+    let killed = Instant::now();
+    let new_holder = c.wait_for_holder(LEASE * 5).await;
+    let took = killed.elapsed();
+    assert_ne!(new_holder, holder);
+    eprintln!("failover: {took:?} (lease {LEASE:?})");
+    assert!(took < LEASE * 2 + Duration::from_millis(1500), "failover took {took:?}");
+    let sqs = client(&c, via);
+    // The message in flight stays in flight, and its receipt still deletes it.
+    assert_eq!(in_flight(&sqs, &q).await, "1");
+    let mut rest = bodies(&sqs, &q).await;
+    rest.push(taken.body().unwrap().to_string());
+    rest.sort();
+    assert_eq!(rest, ["a", "b", "c"]);
+    sqs.delete_message()
+        .queue_url(&q)
+        .receipt_handle(taken.receipt_handle().unwrap())
+        .send()
+        .await
+        .unwrap();
+    // The deduplication window: the same id answers the first message's id.
+    let again = sqs
+        .send_message()
+        .queue_url(&fifo)
+        .message_body("once")
+        .message_group_id("g")
+        .message_deduplication_id("d1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.message_id(), first.message_id());
+    assert!(c.epoch(via).await >= 2);
+
+    // The killed node comes back as a candidate and forwards.
+    c.start_node(holder);
+    let back = client(&c, holder);
+    back.send_message()
+        .queue_url(&q)
+        .message_body("d")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bodies(&back, &q).await, ["d"]);
+}
+
+/// SIGSTOP of the holder for longer than its lease: another node takes
+/// over; once continued, the paused node answers nothing but errors, its
+/// commits are fenced, and it exits (status 75) to start again as a
+/// candidate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_holder_is_fenced_and_answers_nothing_after_its_lease() {
+    if no_postgres() {
+        return;
+    }
+    let mut c = Cluster::start("pause_holder", 3, LEASE).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let q = create_queue_via(&client(&c, holder), "q", &[]).await;
+    let epoch = c.epoch(holder).await;
+    c.signal(holder, "STOP");
+    let stopped = Instant::now();
+    // A send through the paused node's port waits; sent now, it reaches
+    // the node only when it is continued.
+    let raw = reqwest::Client::new();
+    let direct = format!("{}/", c.nodes[holder].endpoint());
+    let pending = tokio::spawn({
+        let (raw, direct, q) = (raw.clone(), direct.clone(), q.clone());
+        async move {
+            raw.post(direct)
+                .form(&[
+                    ("Action", "SendMessage"),
+                    ("QueueUrl", q.as_str()),
+                    ("MessageBody", "sent to the paused node"),
+                ])
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }
+    });
+    let new_holder = c.wait_for_holder(LEASE * 5).await;
+    assert_ne!(new_holder, holder);
+    eprintln!("took over from a paused holder after {:?}", stopped.elapsed());
+    assert!(c.epoch(new_holder).await > epoch);
+    let sqs = client(&c, new_holder);
+    sqs.send_message()
+        .queue_url(&q)
+        .message_body("after")
+        .send()
+        .await
+        .unwrap();
+
+    c.signal(holder, "CONT");
+    // Whatever the paused node answers now is a refusal, never a success.
+    match pending.await.unwrap() {
+        Ok(status) => assert_ne!(status, 200, "a paused node answered a send"),
+        Err(_) => {} // it exited first
+    }
+    let status = c.nodes[holder]
+        .process
+        .as_mut()
+        .unwrap()
+        .exit_status(LEASE * 3)
+        .await;
+    assert_eq!(status.code(), Some(75), "{status}");
+    c.nodes[holder]
+        .process
+        .as_ref()
+        .unwrap()
+        .line_with("another node took the store's lease");
+    assert_eq!(bodies(&sqs, &q).await, ["after"]);
+}
+
+/// The holder loses PostgreSQL: within one lease it answers only
+/// ServiceUnavailable, another node takes over, and when the database is
+/// back the old holder finds the lease gone and exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_cut_from_postgres_stops_answering_within_its_lease() {
+    if no_postgres() {
+        return;
+    }
+    let mut c = Cluster::start("cut_holder", 3, LEASE).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let q = create_queue_via(&client(&c, holder), "q", &[]).await;
+    c.nodes[holder].proxy.cut();
+    let cut = Instant::now();
+    let raw = reqwest::Client::new();
+    // Asked directly, it refuses changes and, once its lease is out,
+    // everything.
+    let mut last_ok = None;
+    loop {
+        let r = raw
+            .post(format!("{}/", c.nodes[holder].endpoint()))
+            .form(&[("Action", "GetQueueUrl"), ("QueueName", "q")])
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 200 {
+            last_ok = Some(cut.elapsed());
+        } else {
+            assert_eq!(r.status(), 503);
+            if cut.elapsed() > LEASE {
+                break;
+            }
+        }
+        assert!(cut.elapsed() < LEASE * 3, "still answering after {:?}", cut.elapsed());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if let Some(t) = last_ok {
+        assert!(t <= LEASE, "answered {t:?} after losing the database");
+    }
+    let new_holder = c.wait_for_holder(LEASE * 5).await;
+    assert_ne!(new_holder, holder);
+    client(&c, new_holder)
+        .send_message()
+        .queue_url(&q)
+        .message_body("served elsewhere")
+        .send()
+        .await
+        .unwrap();
+    c.nodes[holder].proxy.restore();
+    let status = c.nodes[holder]
+        .process
+        .as_mut()
+        .unwrap()
+        .exit_status(LEASE * 5)
+        .await;
+    assert_eq!(status.code(), Some(75), "{status}");
+}
+
+/// SIGTERM: the holder finishes, commits and gives the lease up, so
+/// another node serves at once rather than after the lease lapses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_stopped_gracefully_hands_over_at_once() {
+    if no_postgres() {
+        return;
+    }
+    let long = Duration::from_secs(30);
+    let mut c = Cluster::start("term_holder", 2, long).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let q = create_queue_via(&client(&c, holder), "q", &[]).await;
+    client(&c, holder)
+        .send_message()
+        .queue_url(&q)
+        .message_body("kept")
+        .send()
+        .await
+        .unwrap();
+    c.signal(holder, "TERM");
+    let stopped = Instant::now();
+    let status = c.nodes[holder]
+        .process
+        .as_mut()
+        .unwrap()
+        .exit_status(Duration::from_secs(10))
+        .await;
+    assert!(status.success(), "{status}");
+    let next = 1 - holder;
+    c.wait_for_holder(Duration::from_secs(20)).await;
+    assert!(stopped.elapsed() < long / 2, "{:?}", stopped.elapsed());
+    assert_eq!(bodies(&client(&c, next), &q).await, ["kept"]);
+}
+
+/// Requests between nodes carry the cluster secret: a forged or missing
+/// one is refused and logged, and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_between_nodes_without_the_secret_is_refused() {
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("secret", 2, LEASE).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let q = create_queue_via(&client(&c, holder), "q", &[]).await;
+    let raw = reqwest::Client::new();
+    for secret in [Some("forged-secret-forged"), None] {
+        let mut req = raw
+            .post(format!("{}/", c.nodes[holder].endpoint()))
+            .header("x-retsu-forwarded-by", "intruder")
+            .form(&[
+                ("Action", "SendMessage"),
+                ("QueueUrl", q.as_str()),
+                ("MessageBody", "forged"),
+            ]);
+        if let Some(s) = secret {
+            req = req.header("x-retsu-cluster-secret", s);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 403);
+    }
+    c.nodes[holder]
+        .process
+        .as_ref()
+        .unwrap()
+        .line_with("refused a request between nodes without the cluster secret");
+    // With it, a request passed on is served.
+    let r = raw
+        .post(format!("{}/", c.nodes[holder].endpoint()))
+        .header("x-retsu-forwarded-by", "node2")
+        .header("x-retsu-cluster-secret", SECRET)
+        .form(&[("Action", "GetQueueUrl"), ("QueueName", "q")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(bodies(&client(&c, 0), &q).await.is_empty());
+}
+
+/// Bad input at start: the same node id as a live node, a secret without
+/// a PostgreSQL store, a short secret, an unusable node URL, and a single
+/// server on a cluster's database (and the reverse).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_cluster_settings_are_refused_at_start() {
+    let refused = |args: &[&str]| {
+        let out = process::retsu()
+            .args(["--port", &free_port().to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "started with {args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let err = refused(&["--cluster-secret", "0123456789abcdef"]);
+    assert!(err.contains("needs --store postgres://"), "{err}");
+    let err = refused(&[
+        "--cluster-secret",
+        "0123456789abcdef",
+        "--data-dir",
+        "/tmp/retsu-cluster-test",
+    ]);
+    assert!(err.contains("needs --store postgres://"), "{err}");
+    let err = refused(&[
+        "--cluster-secret",
+        "short",
+        "--store",
+        "postgres://u@127.0.0.1/db",
+    ]);
+    assert!(err.contains("at least 16 characters"), "{err}");
+    let err = refused(&[
+        "--cluster-secret",
+        "0123456789abcdef",
+        "--store",
+        "postgres://u@127.0.0.1/db",
+        "--node-url",
+        "https://x",
+    ]);
+    assert!(err.contains("--node-url"), "{err}");
+    let err = refused(&["--lease", "0.1"]);
+    assert!(err.contains("0.5 to 300"), "{err}");
+    if no_postgres() {
+        return;
+    }
+
+    let c = Cluster::start("same_id", 1, LEASE).await;
+    // Same id (and port: the id is checked first).
+    let mut twin = c.command(0);
+    let out = twin.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is in use by a live node"), "{err}");
+
+    // A single server on the cluster's database refuses, and a cluster
+    // node on a single server's database too.
+    let err = refused(&["--store", &c.url]);
+    assert!(err.contains("in use by a Retsu cluster"), "{err}");
+    let single = pg::fresh_database("single");
+    let port = free_port();
+    let mut s = process::retsu();
+    s.args(["--port", &port.to_string(), "--store", &single]);
+    let _single = process::Running::start(s, port);
+    let err = refused(&[
+        "--store",
+        &single,
+        "--cluster-secret",
+        "0123456789abcdef",
+    ]);
+    assert!(err.contains("in use by a single Retsu server"), "{err}");
+}
+
+/// Fencing: another node takes the lease behind the holder's back (the
+/// test moves the lease row, as a node would after a lapse the holder did
+/// not see). The holder's next commit checks the epoch in its own
+/// transaction, fails, writes nothing, and the holder exits without
+/// answering the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_after_the_lease_moved_is_fenced_and_writes_nothing() {
+    if no_postgres() {
+        return;
+    }
+    let long = Duration::from_secs(60);
+    let mut c = Cluster::start("fenced", 1, long).await;
+    let sqs = client(&c, 0);
+    let q = create_queue_via(&sqs, "q", &[]).await;
+    sqs.send_message()
+        .queue_url(&q)
+        .message_body("before")
+        .send()
+        .await
+        .unwrap();
+    let moved = pg::with_client(&c.url, |pg| {
+        pg.execute(
+            "UPDATE retsu.lease SET node = 'elsewhere', epoch = epoch + 1,
+                expires = now() + interval '1 hour'",
+            &[],
+        )
+        .unwrap()
+    });
+    assert_eq!(moved, 1);
+    // Well within its own lease, the holder runs the send; its commit is
+    // refused by the database.
+    let r = reqwest::Client::new()
+        .post(format!("{}/", c.nodes[0].endpoint()))
+        .form(&[
+            ("Action", "SendMessage"),
+            ("QueueUrl", q.as_str()),
+            ("MessageBody", "fenced"),
+        ])
+        .send()
+        .await;
+    assert!(r.is_err() || r.unwrap().status() != 200, "a fenced send was answered");
+    let status = c.nodes[0]
+        .process
+        .as_mut()
+        .unwrap()
+        .exit_status(Duration::from_secs(10))
+        .await;
+    assert_eq!(status.code(), Some(75), "{status}");
+    c.nodes[0]
+        .process
+        .as_ref()
+        .unwrap()
+        .line_with("a commit was fenced");
+    let stored: Vec<String> = pg::with_client(&c.url, |pg| {
+        pg.query("SELECT body FROM retsu.messages ORDER BY body", &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    });
+    assert_eq!(stored, ["before"]);
+}

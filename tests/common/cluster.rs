@@ -1,0 +1,152 @@
+//! A cluster of real `retsu` processes on one PostgreSQL database
+//! (`RETSU_TEST_POSTGRES`), each node reaching the database through a
+//! proxy the test can cut. Real time: leases are short so failovers are
+//! quick.
+
+use std::time::{Duration, Instant};
+
+use super::pg;
+use super::process::{free_port, retsu, Running};
+use super::proxy::Proxy;
+
+pub const SECRET: &str = "a-test-cluster-secret";
+
+pub struct Cluster {
+    /// The database, directly.
+    pub url: String,
+    pub lease: Duration,
+    pub nodes: Vec<Node>,
+}
+
+pub struct Node {
+    pub id: String,
+    pub port: u16,
+    /// The node's way to PostgreSQL.
+    pub proxy: Proxy,
+    pub process: Option<Running>,
+}
+
+impl Node {
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.as_ref().expect("running").child.id()
+    }
+}
+
+/// The port in a postgres:// URL.
+fn port_of(url: &str) -> u16 {
+    url.rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .expect("the test URL has a port")
+}
+
+impl Cluster {
+    /// `n` nodes on a fresh database; returns once one holds the lease
+    /// and answers.
+    pub async fn start(hint: &str, n: usize, lease: Duration) -> Cluster {
+        let url = pg::fresh_database(hint);
+        let target = port_of(&url);
+        let mut nodes = Vec::new();
+        for i in 0..n {
+            nodes.push(Node {
+                id: format!("node{}", i + 1),
+                port: free_port(),
+                proxy: Proxy::to(target).await,
+                process: None,
+            });
+        }
+        let mut cluster = Cluster { url, lease, nodes };
+        for i in 0..n {
+            cluster.start_node(i);
+        }
+        cluster.wait_for_holder(Duration::from_secs(20)).await;
+        cluster
+    }
+
+    /// The command for node `i`, not started.
+    pub fn command(&self, i: usize) -> std::process::Command {
+        let node = &self.nodes[i];
+        let target = port_of(&self.url);
+        let store = self
+            .url
+            .replace(&format!(":{target}/"), &format!(":{}/", node.proxy.port));
+        let mut c = retsu();
+        c.args(["--port", &node.port.to_string()])
+            .args(["--store", &store])
+            .args(["--cluster-secret", SECRET])
+            .args(["--node-id", &node.id])
+            .args(["--node-url", &node.endpoint()])
+            .args(["--lease", &format!("{}", self.lease.as_secs_f64())])
+            .args(["--clock", "running"]);
+        c
+    }
+
+    /// Starts node `i` (again), waiting until it listens.
+    pub fn start_node(&mut self, i: usize) {
+        let c = self.command(i);
+        let port = self.nodes[i].port;
+        self.nodes[i].process = Some(Running::start(c, port));
+    }
+
+    /// `kill -9` of node `i`.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut p) = self.nodes[i].process.take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+
+    pub fn signal(&self, i: usize, name: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.nodes[i].pid().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// `GET /_retsu/cluster` on node `i`.
+    pub async fn view(&self, i: usize) -> Option<serde_json::Value> {
+        let r = reqwest::Client::new()
+            .get(format!("{}/_retsu/cluster", self.nodes[i].endpoint()))
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .ok()?;
+        serde_json::from_str(&r.text().await.ok()?).ok()
+    }
+
+    /// The index of the node holding a live lease and answering, once one
+    /// does (asked of every running node).
+    pub async fn wait_for_holder(&self, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        loop {
+            for (i, node) in self.nodes.iter().enumerate() {
+                if node.process.is_none() {
+                    continue;
+                }
+                if let Some(v) = self.view(i).await {
+                    if v["serving"] == true && v["node"] == node.id.as_str() {
+                        return i;
+                    }
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no node holds the lease after {within:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The lease's epoch as node `i` sees it.
+    pub async fn epoch(&self, i: usize) -> i64 {
+        self.view(i).await.expect("the node answers")["lease"]["epoch"]
+            .as_i64()
+            .unwrap_or(0)
+    }
+}
