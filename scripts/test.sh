@@ -38,7 +38,7 @@ echo "== cargo test"
 cargo test --workspace
 
 echo "== the persistence suite and PostgreSQL's own tests on a throwaway PostgreSQL"
-bash scripts/postgres.sh run cargo test --test persistence --test postgres
+bash scripts/postgres.sh run cargo test --test persistence --test postgres --test cluster --test cluster_faults
 
 echo "== web console end to end"
 bash scripts/console-test.sh

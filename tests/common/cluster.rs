@@ -113,27 +113,20 @@ impl Cluster {
     pub async fn view(&self, i: usize) -> Option<serde_json::Value> {
         let r = reqwest::Client::new()
             .get(format!("{}/_retsu/cluster", self.nodes[i].endpoint()))
-            .timeout(Duration::from_secs(2))
+            .timeout(Duration::from_millis(500))
             .send()
             .await
             .ok()?;
         serde_json::from_str(&r.text().await.ok()?).ok()
     }
 
-    /// The index of the node holding a live lease and answering, once one
-    /// does (asked of every running node).
+    /// The index of the node holding a live lease and serving, once one
+    /// does and every other running node knows it.
     pub async fn wait_for_holder(&self, within: Duration) -> usize {
         let deadline = Instant::now() + within;
         loop {
-            for (i, node) in self.nodes.iter().enumerate() {
-                if node.process.is_none() {
-                    continue;
-                }
-                if let Some(v) = self.view(i).await {
-                    if v["serving"] == true && v["node"] == node.id.as_str() {
-                        return i;
-                    }
-                }
+            if let Some(i) = self.agreed_holder().await {
+                return i;
             }
             assert!(
                 Instant::now() < deadline,
@@ -141,6 +134,30 @@ impl Cluster {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    async fn agreed_holder(&self) -> Option<usize> {
+        let mut holder = None;
+        let mut views = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if node.process.is_none() {
+                continue;
+            }
+            // A paused node has no say.
+            let Some(v) = self.view(i).await else {
+                continue;
+            };
+            if v["serving"] == true {
+                holder = Some(i);
+            }
+            views.push(v);
+        }
+        let i = holder?;
+        let id = self.nodes[i].id.as_str();
+        views
+            .iter()
+            .all(|v| v["lease"]["holder"] == id && v["lease"]["live"] == true)
+            .then_some(i)
     }
 
     /// The lease's epoch as node `i` sees it.

@@ -9,10 +9,10 @@
 #![allow(dead_code)]
 
 mod admin;
+pub mod cluster;
 pub mod pg;
 pub mod process;
 pub mod proxy;
-pub mod cluster;
 mod sdk;
 #[allow(unused_imports)]
 pub use sdk::*;

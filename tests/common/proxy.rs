@@ -63,4 +63,3 @@ impl Proxy {
         self.cut.store(false, Ordering::SeqCst);
     }
 }
-
