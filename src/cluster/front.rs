@@ -44,7 +44,8 @@ pub struct Front {
     base: Instant,
     /// The engine's service, once this node holds the lease and has loaded.
     local: RwLock<Option<HttpService>>,
-    view: RwLock<View>,
+    /// The lease and the nodes as last read, and when.
+    view: RwLock<(View, Option<Instant>)>,
     pool: Arc<Pool>,
 }
 
@@ -57,7 +58,7 @@ impl Front {
             deadline: AtomicU64::new(0),
             base: Instant::now(),
             local: RwLock::new(None),
-            view: RwLock::new(View::default()),
+            view: RwLock::new((View::default(), None)),
             pool: Arc::new(Pool::default()),
         }
     }
@@ -78,7 +79,7 @@ impl Front {
     }
 
     pub fn set_view(&self, view: View) {
-        *self.view.write().unwrap_or_else(|p| p.into_inner()) = view;
+        *self.view.write().unwrap_or_else(|p| p.into_inner()) = (view, Some(Instant::now()));
     }
 
     fn local(&self) -> Option<HttpService> {
@@ -87,7 +88,8 @@ impl Front {
 
     /// The holder's host:port, when it is another node.
     fn holder(&self) -> Option<String> {
-        let view = self.view.read().unwrap_or_else(|p| p.into_inner());
+        let guard = self.view.read().unwrap_or_else(|p| p.into_inner());
+        let view = &guard.0;
         if view.lease.holder == self.node || view.lease.expires_in_ms.is_none() {
             return None;
         }
@@ -211,7 +213,7 @@ impl Front {
                 );
             }
         }
-        let view = self.view.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let (view, read) = self.view.read().unwrap_or_else(|p| p.into_inner()).clone();
         let live = view.lease.expires_in_ms.is_some_and(|ms| ms > 0);
         let nodes: Vec<_> = view
             .nodes
@@ -240,6 +242,8 @@ impl Front {
                 },
                 // Holds the lease and has loaded the store.
             "serving": self.answering() && self.local().is_some(),
+            // How old this node's view is (it reads the rows every quarter lease).
+            "view_age_ms": read.map(|t| t.elapsed().as_millis() as u64),
                 "nodes": nodes,
             }),
         )

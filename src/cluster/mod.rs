@@ -128,117 +128,179 @@ struct Owned {
     epoch: i64,
 }
 
-/// Serves as a cluster node until SIGINT/SIGTERM (`shutdown`).
+/// A running cluster node (in this process).
+pub struct Node {
+    endpoint: String,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+    /// The engine, while this node holds the lease and has loaded it.
+    engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+}
+
+impl Node {
+    /// Registers, listens, and takes part in the cluster: returns once the
+    /// port is open (the lease may be another node's, or not yet taken).
+    /// A configuration or database problem is an error naming its cause.
+    pub async fn start(
+        config: Config,
+        plan: QueuePlan,
+        settings: Settings,
+        clock: Arc<dyn crate::clock::Clock>,
+    ) -> Result<Node, String> {
+        let shown = crate::journal::redact_url(&settings.url);
+        // Tables first (created or migrated), off the runtime: the
+        // journal's client runs a runtime of its own.
+        let url = settings.url.clone();
+        tokio::task::spawn_blocking(move || crate::journal::prepare_postgres(&url))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))?;
+        let pg = crate::journal::postgres_config(&settings.url)?;
+        let mut members = Membership::new(
+            pg,
+            shown.clone(),
+            settings.node.clone(),
+            settings.node_url.clone(),
+            settings.lease,
+        );
+        // A node restarted under its id waits for its old row's heartbeat
+        // to lapse; a row still beating after two leases is a live node's.
+        let started = Instant::now();
+        while !members.register().await? {
+            if started.elapsed() >= settings.lease * 2 {
+                return Err(format!(
+                    "node id {:?} is in use by a live node of the cluster on {shown}; give this node another --node-id",
+                    settings.node
+                ));
+            }
+            tokio::time::sleep(settings.lease / 8).await;
+        }
+        // Knowing the holder before the first request comes.
+        let front = Arc::new(Front::new(
+            settings.node.clone(),
+            settings.secret.clone(),
+            config.admin_token.clone(),
+        ));
+        if let Ok(view) = members.view().await {
+            front.set_view(view);
+        }
+        let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = members.leave().await;
+                return Err(format!(
+                    "cannot listen on {}:{}: {e}",
+                    config.host, config.port
+                ));
+            }
+        };
+        let endpoint = listener
+            .local_addr()
+            .map(|a| format!("http://{}", crate::server::connectable(a)))
+            .map_err(|e| e.to_string())?;
+        let (stop, stopped) = watch::channel(false);
+        let serving = tokio::spawn(crate::server::serve_connections(
+            listener,
+            FrontService(front.clone()),
+            config.limits.clone(),
+            stopped.clone(),
+            || {},
+        ));
+        tracing::info!(
+            address = %endpoint,
+            node = %settings.node,
+            node_url = %settings.node_url,
+            store = %shown,
+            lease_ms = settings.lease.as_millis() as u64,
+            version = %env!("CARGO_PKG_VERSION"),
+            "retsu cluster node ready"
+        );
+        let engine = Arc::new(std::sync::Mutex::new(None));
+        let task = tokio::spawn(run(
+            Arc::new(config),
+            Arc::new(plan),
+            settings,
+            clock,
+            members,
+            front,
+            serving,
+            stopped,
+            engine.clone(),
+        ));
+        Ok(Node {
+            endpoint,
+            stop,
+            task,
+            engine,
+        })
+    }
+
+    /// `http://IP:PORT` a client on this machine can reach.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The engine, while this node holds the lease and has loaded the store.
+    pub fn engine(&self) -> Option<Arc<crate::engine::Engine>> {
+        self.engine
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Stops taking requests, finishes and commits what it answers, and
+    /// gives the lease up; returns once done.
+    pub async fn stop(self) {
+        self.stop.send_replace(true);
+        let _ = self.task.await;
+    }
+}
+
+/// Serves as a cluster node until `shutdown` (SIGINT/SIGTERM).
 pub async fn serve(
     config: Config,
     plan: QueuePlan,
     settings: Settings,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> ExitCode {
-    let shown = crate::journal::redact_url(&settings.url);
-    // Tables first (created or migrated), off the runtime: the journal's
-    // client runs a runtime of its own.
-    let url = settings.url.clone();
-    let prepared = tokio::task::spawn_blocking(move || crate::journal::prepare_postgres(&url))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
-    if let Err(e) = prepared {
-        tracing::error!("{e}");
-        eprintln!("retsu: {e}");
-        return ExitCode::FAILURE;
-    }
-    let pg = match crate::journal::postgres_config(&settings.url) {
-        Ok(c) => c,
+    let clock: Arc<dyn crate::clock::Clock> = Arc::new(config.build_clock());
+    let node = match Node::start(config, plan, settings, clock).await {
+        Ok(node) => node,
         Err(e) => {
+            tracing::error!("{e}");
             eprintln!("retsu: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let mut members = Membership::new(
-        pg,
-        shown.clone(),
-        settings.node.clone(),
-        settings.node_url.clone(),
-        settings.lease,
-    );
-    // A node restarted under its id waits for its old row's heartbeat to
-    // lapse; a row still beating after two leases is a live node's.
-    let started = Instant::now();
-    loop {
-        match members.register().await {
-            Ok(true) => break,
-            Ok(false) if started.elapsed() < settings.lease * 2 => {
-                tokio::time::sleep(settings.lease / 8).await;
-            }
-            Ok(false) => {
-                let e = format!(
-                    "node id {:?} is in use by a live node of the cluster on {shown}; give this node another --node-id",
-                    settings.node
-                );
-                tracing::error!("{e}");
-                eprintln!("retsu: {e}");
-                return ExitCode::FAILURE;
-            }
-            Err(e) => {
-                tracing::error!("{e}");
-                eprintln!("retsu: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-
-    // Knowing the holder before the first request comes.
-    let front = Arc::new(Front::new(
-        settings.node.clone(),
-        settings.secret.clone(),
-        config.admin_token.clone(),
-    ));
-    if let Ok(view) = members.view().await {
-        front.set_view(view);
-    }
-    let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::error!("cannot listen on {}:{}: {e}", config.host, config.port);
-            let _ = members.leave().await;
-            return ExitCode::FAILURE;
-        }
-    };
-    let local_addr = listener.local_addr().ok();
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let serving = tokio::spawn(crate::server::serve_connections(
-        listener,
-        FrontService(front.clone()),
-        config.limits.clone(),
-        stop_rx,
-        || {},
-    ));
-    let endpoint = local_addr
-        .map(|a| format!("http://{}", crate::server::connectable(a)))
-        .unwrap_or_default();
-    tracing::info!(
-        address = %endpoint,
-        node = %settings.node,
-        node_url = %settings.node_url,
-        store = %shown,
-        lease_ms = settings.lease.as_millis() as u64,
-        version = %env!("CARGO_PKG_VERSION"),
-        "retsu cluster node ready"
-    );
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "retsu ready {endpoint}");
+        let _ = writeln!(out, "retsu ready {}", node.endpoint());
         let _ = out.flush();
     }
+    shutdown.await;
+    tracing::info!("shutting down");
+    node.stop().await;
+    ExitCode::SUCCESS
+}
 
-    let config = Arc::new(config);
-    let plan = Arc::new(plan);
+/// The node's life: every quarter lease, a heartbeat, then the lease
+/// renewed (or taken, when it has lapsed), then the view refreshed.
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    config: Arc<Config>,
+    plan: Arc<QueuePlan>,
+    settings: Settings,
+    clock: Arc<dyn crate::clock::Clock>,
+    mut members: Membership,
+    front: Arc<Front>,
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+    mut stopped: watch::Receiver<bool>,
+    engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+) {
     let mut owned: Option<Owned> = None;
     let mut loading: Option<tokio::task::JoinHandle<Result<Owned, String>>> = None;
     let mut epoch: Option<i64> = None;
     let every = settings.lease / 4;
-    tokio::pin!(shutdown);
     loop {
         let sent = Instant::now();
         match members.beat().await {
@@ -262,16 +324,20 @@ pub async fn serve(
                     tracing::info!(epoch = e, "took the store's lease; loading the store");
                     front.extend(sent + settings.lease);
                     epoch = Some(e);
-                    let (config, plan, url, node, front) = (
+                    let (config, plan, url, node, front, clock, engine) = (
                         config.clone(),
                         plan.clone(),
                         settings.url.clone(),
                         settings.node.clone(),
                         front.clone(),
+                        clock.clone(),
+                        engine.clone(),
                     );
                     loading = Some(tokio::spawn(async move {
-                        let owned = own(config, plan, url, node, e).await?;
+                        let owned = own(config, plan, url, node, e, clock).await?;
                         // Served from now, not from the next renewal.
+                        *engine.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(owned.server.engine());
                         front.serve_locally(owned.server.service());
                         Ok(owned)
                     }));
@@ -302,20 +368,19 @@ pub async fn serve(
         let pause = every.saturating_sub(sent.elapsed());
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
-            _ = &mut shutdown => break,
+            _ = stopped.wait_for(|s| *s) => break,
         }
     }
 
-    // Shutdown: stop taking requests, finish the engine's, commit, then
-    // give the lease up so another node takes over at once.
-    tracing::info!("shutting down");
-    stop_tx.send_replace(true);
+    // Stop taking requests, finish the engine's, commit, then give the
+    // lease up so another node takes over at once.
     let _ = serving.await;
     if let Some(l) = loading.take() {
         if let Ok(Ok(o)) = l.await {
             owned = Some(o);
         }
     }
+    *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
     if let Some(o) = owned {
         let _ = o.server.shutdown().await;
         let journal = o.journal.clone();
@@ -325,7 +390,6 @@ pub async fn serve(
         }
     }
     let _ = members.leave().await;
-    ExitCode::SUCCESS
 }
 
 /// Loads the store into an engine fenced at `epoch`, applies the
@@ -338,8 +402,8 @@ async fn own(
     url: String,
     node: String,
     epoch: i64,
+    clock: Arc<dyn crate::clock::Clock>,
 ) -> Result<Owned, String> {
-    let clock = Arc::new(config.build_clock());
     let (mode, engine_config) = (config.durability, config.engine_config());
     let fence = Fence {
         node,

@@ -369,6 +369,19 @@ impl Journal {
     }
 }
 
+/// A journal dropped unclosed (its engine gone without a shutdown) still
+/// commits what is pending, and its writer thread and connection end.
+impl Drop for Journal {
+    fn drop(&mut self) {
+        if self.writer.get_mut().map_or(true, |w| w.is_some()) {
+            let mut pending = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.closing = true;
+            drop(pending);
+            self.inner.wake.notify_all();
+        }
+    }
+}
+
 impl Durability for Journal {
     fn failing(&self) -> bool {
         self.inner.failing.load(Ordering::Acquire)

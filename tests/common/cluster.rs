@@ -150,7 +150,13 @@ impl Cluster {
             if v["serving"] == true {
                 holder = Some(i);
             }
-            views.push(v);
+            // A node that cannot read the rows (cut from PostgreSQL) has no say.
+            if v["view_age_ms"]
+                .as_u64()
+                .is_some_and(|age| age < self.lease.as_millis() as u64)
+            {
+                views.push(v);
+            }
         }
         let i = holder?;
         let id = self.nodes[i].id.as_str();
