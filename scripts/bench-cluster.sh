@@ -35,15 +35,17 @@ cargo build --release -p retsu-bench >&2
 BIN=target/release/retsu
 BENCH=target/release/retsu-bench
 WORK=$(mktemp -d /tmp/retsu-bench-cluster.XXXXXX)
+# Its own directory: PostgreSQL runs as another user.
+PGDIR=$(mktemp -d /tmp/retsu-pg.XXXXXX)
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  bash scripts/postgres.sh stop "$WORK/pg" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
+  bash scripts/postgres.sh stop "$PGDIR" >/dev/null 2>&1 || true
+  rm -rf "$WORK" "$PGDIR"
 }
 trap cleanup EXIT
 
-ADMIN=$(bash scripts/postgres.sh start "$WORK/pg")
+ADMIN=$(bash scripts/postgres.sh start "$PGDIR")
 DB=${ADMIN%/postgres}/bench
 psql -q "$ADMIN" -c "CREATE DATABASE bench" >/dev/null
 free_port() {

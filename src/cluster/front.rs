@@ -41,11 +41,16 @@ pub struct Front {
     /// from when the renewal was sent, so it ends no later than the
     /// database's own expiry.
     deadline: AtomicU64,
+    /// Set once this node lost the lease: it never answers again.
+    lost: std::sync::atomic::AtomicBool,
     base: Instant,
     /// The engine's service, once this node holds the lease and has loaded.
     local: RwLock<Option<HttpService>>,
     /// The lease and the nodes as last read, and when.
     view: RwLock<(View, Option<Instant>)>,
+    /// Asks the node's loop to read the rows now (no holder known, or the
+    /// holder did not answer): the lease may have moved.
+    pub stale: tokio::sync::Notify,
     pool: Arc<Pool>,
 }
 
@@ -56,20 +61,34 @@ impl Front {
             secret,
             admin_token: admin_token.filter(|t| !t.is_empty()),
             deadline: AtomicU64::new(0),
+            lost: std::sync::atomic::AtomicBool::new(false),
             base: Instant::now(),
             local: RwLock::new(None),
             view: RwLock::new((View::default(), None)),
+            stale: tokio::sync::Notify::new(),
             pool: Arc::new(Pool::default()),
         }
     }
 
     /// The lease holds until `until` (a local instant).
     pub fn extend(&self, until: Instant) {
+        if self.lost.load(Ordering::Acquire) {
+            return;
+        }
         let nanos = until.saturating_duration_since(self.base).as_nanos() as u64;
         self.deadline.store(nanos.max(1), Ordering::Release);
     }
 
+    /// This node lost the lease: it answers nothing from its engine again.
+    pub fn gone(&self) {
+        self.lost.store(true, Ordering::Release);
+        self.deadline.store(0, Ordering::Release);
+    }
+
     fn answering(&self) -> bool {
+        if self.lost.load(Ordering::Acquire) {
+            return false;
+        }
         let deadline = self.deadline.load(Ordering::Acquire);
         deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
     }
@@ -168,6 +187,7 @@ impl Front {
             );
         }
         let Some(authority) = self.holder() else {
+            self.stale.notify_one();
             return unavailable(
                 "No node of the cluster holds the store's lease yet. Please retry.",
             );
@@ -191,6 +211,7 @@ impl Front {
             Ok(answer) => answer,
             Err(e) => {
                 tracing::debug!("{e}");
+                self.stale.notify_one();
                 unavailable("The node holding the cluster's lease cannot be reached. Please retry.")
             }
         }

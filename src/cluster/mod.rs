@@ -42,6 +42,9 @@ use membership::Membership;
 
 pub use front::{FORWARDED_BY, SECRET};
 
+/// The least time between two reads of the rows asked for by requests.
+const STALE_VIEW_PAUSE: Duration = Duration::from_millis(20);
+
 /// Exit status of a node that lost the lease or its id to another node.
 pub const LOST: u8 = 75;
 
@@ -52,6 +55,9 @@ pub struct Settings {
     pub node_url: String,
     pub secret: String,
     pub lease: Duration,
+    /// A node that lost the lease exits (a process under a supervisor);
+    /// otherwise it stops answering and stays up (a node in a test).
+    pub exit_on_loss: bool,
 }
 
 impl Settings {
@@ -98,6 +104,7 @@ impl Settings {
             node_url: node_url.trim_end_matches('/').to_string(),
             secret,
             lease: Duration::from_millis(config.lease_ms),
+            exit_on_loss: true,
         }))
     }
 }
@@ -114,11 +121,16 @@ fn hostname() -> String {
 }
 
 /// Says why this node stops, and stops it: whatever it would answer now
-/// could contradict the node that holds the lease.
-fn lost(why: &str) -> ! {
-    tracing::error!("{why}; exiting so that this node starts again as a candidate");
-    eprintln!("retsu: {why}");
-    std::process::exit(LOST.into());
+/// could contradict the node that holds the lease. A node that does not
+/// exit answers nothing more (its front is gone) and stops taking part.
+fn lost(why: &str, exit: bool, front: &Front) {
+    front.gone();
+    if exit {
+        tracing::error!("{why}; exiting so that this node starts again as a candidate");
+        eprintln!("retsu: {why}");
+        std::process::exit(LOST.into());
+    }
+    tracing::error!("{why}; this node answers nothing more");
 }
 
 /// What this node runs once it holds the lease.
@@ -301,22 +313,34 @@ async fn run(
     let mut loading: Option<tokio::task::JoinHandle<Result<Owned, String>>> = None;
     let mut epoch: Option<i64> = None;
     let every = settings.lease / 4;
-    loop {
+    'life: loop {
         let sent = Instant::now();
         match members.beat().await {
             Ok(true) => {}
-            Ok(false) => lost(&format!(
-                "another node registered as {:?} after this node's heartbeat lapsed",
-                settings.node
-            )),
+            Ok(false) => {
+                lost(
+                    &format!(
+                        "another node registered as {:?} after this node's heartbeat lapsed",
+                        settings.node
+                    ),
+                    settings.exit_on_loss,
+                    &front,
+                );
+                break;
+            }
             Err(e) => tracing::warn!("cluster heartbeat: {e}"),
         }
         match epoch {
             Some(e) => match members.renew(e).await {
                 Ok(true) => front.extend(sent + settings.lease),
-                Ok(false) => lost(&format!(
-                    "another node took the store's lease (this node held epoch {e})"
-                )),
+                Ok(false) => {
+                    lost(
+                        &format!("another node took the store's lease (this node held epoch {e})"),
+                        settings.exit_on_loss,
+                        &front,
+                    );
+                    break;
+                }
                 Err(err) => tracing::warn!("cannot renew the store's lease: {err}"),
             },
             None => match members.try_take().await {
@@ -324,6 +348,7 @@ async fn run(
                     tracing::info!(epoch = e, "took the store's lease; loading the store");
                     front.extend(sent + settings.lease);
                     epoch = Some(e);
+                    let exit = settings.exit_on_loss;
                     let (config, plan, url, node, front, clock, engine) = (
                         config.clone(),
                         plan.clone(),
@@ -334,7 +359,8 @@ async fn run(
                         engine.clone(),
                     );
                     loading = Some(tokio::spawn(async move {
-                        let owned = own(config, plan, url, node, e, clock).await?;
+                        let owned =
+                            own(config, plan, url, node, e, clock, front.clone(), exit).await?;
                         // Served from now, not from the next renewal.
                         *engine.lock().unwrap_or_else(|p| p.into_inner()) =
                             Some(owned.server.engine());
@@ -357,8 +383,14 @@ async fn run(
                     );
                     owned = Some(o);
                 }
-                Ok(Err(e)) => lost(&format!("cannot load the store: {e}")),
-                Err(e) => lost(&format!("loading the store failed: {e}")),
+                Ok(Err(e)) => {
+                    lost(&format!("cannot load the store: {e}"), settings.exit_on_loss, &front);
+                    break;
+                }
+                Err(e) => {
+                    lost(&format!("loading the store failed: {e}"), settings.exit_on_loss, &front);
+                    break;
+                }
             }
         }
         match members.view().await {
@@ -366,9 +398,29 @@ async fn run(
             Err(e) => tracing::debug!("cluster view: {e}"),
         }
         let pause = every.saturating_sub(sent.elapsed());
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = stopped.wait_for(|s| *s) => break,
+        let tick = tokio::time::sleep(pause);
+        tokio::pin!(tick);
+        loop {
+            let stale = tokio::select! {
+                _ = &mut tick => false,
+                // Stopped, or the node dropped without stopping.
+                changed = stopped.changed() => {
+                    if changed.is_err() || *stopped.borrow() {
+                        break 'life;
+                    }
+                    false
+                }
+                _ = front.stale.notified() => true,
+            };
+            if !stale {
+                break;
+            }
+            // Between ticks only the view is read, and not more often than this.
+            tokio::time::sleep(STALE_VIEW_PAUSE).await;
+            match members.view().await {
+                Ok(view) => front.set_view(view),
+                Err(e) => tracing::debug!("cluster view: {e}"),
+            }
         }
     }
 
@@ -403,12 +455,14 @@ async fn own(
     node: String,
     epoch: i64,
     clock: Arc<dyn crate::clock::Clock>,
+    front: Arc<Front>,
+    exit: bool,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let fence = Fence {
         node,
         epoch,
-        fenced: Box::new(|why| lost(&format!("a commit was fenced: {why}"))),
+        fenced: Box::new(move |why| lost(&format!("a commit was fenced: {why}"), exit, &front)),
     };
     let store = Store::Postgres(url);
     let (engine, journal) = tokio::task::spawn_blocking(move || {

@@ -173,3 +173,111 @@ impl Cluster {
             .unwrap_or(0)
     }
 }
+
+/// A cluster of three nodes in this process, standing in for one server
+/// in the ordinary integration tests (`RETSU_TEST_CLUSTER=1`).
+pub struct InProcess {
+    nodes: Vec<retsu::cluster::Node>,
+    front: std::net::SocketAddr,
+}
+
+impl InProcess {
+    /// Three nodes on a fresh database, sharing `clock`; returns once one
+    /// serves and the others know it.
+    pub async fn start(config: retsu::config::Config, clock: std::sync::Arc<dyn retsu::clock::Clock>) -> InProcess {
+        let url = pg::fresh_database("suite");
+        let mut nodes = Vec::new();
+        for i in 0..3 {
+            let port = free_port();
+            let node_config = retsu::config::Config {
+                port,
+                store: Some(retsu::journal::Store::Postgres(url.clone())),
+                cluster_secret: Some(SECRET.into()),
+                node_id: Some(format!("node{}", i + 1)),
+                node_url: Some(format!("http://127.0.0.1:{port}")),
+                // Long: a test that holds its thread a while must not
+                // lose the lease.
+                lease_ms: 30_000,
+                ..config.clone()
+            };
+            let mut settings = retsu::cluster::Settings::from_config(&node_config)
+                .expect("cluster settings")
+                .expect("a cluster node");
+            settings.exit_on_loss = false;
+            nodes.push(
+                retsu::cluster::Node::start(
+                    node_config,
+                    retsu::config::file::QueuePlan::empty(),
+                    settings,
+                    clock.clone(),
+                )
+                .await
+                .expect("cluster node starts"),
+            );
+        }
+        let ports: Vec<u16> = nodes
+            .iter()
+            .map(|n| n.endpoint().rsplit(':').next().unwrap().parse().unwrap())
+            .collect();
+        let front = super::proxy::round_robin(ports).await;
+        let cluster = InProcess { nodes, front };
+        cluster.wait_until_known().await;
+        cluster
+    }
+
+    async fn wait_until_known(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let http = reqwest::Client::new();
+        loop {
+            if let Some(holder) = self.nodes.iter().position(|n| n.engine().is_some()) {
+                let id = format!("node{}", holder + 1);
+                let mut known = 0;
+                for n in &self.nodes {
+                    let v: Option<serde_json::Value> = match http
+                        .get(format!("{}/_retsu/cluster", n.endpoint()))
+                        .send()
+                        .await
+                    {
+                        Ok(r) => serde_json::from_str(&r.text().await.unwrap_or_default()).ok(),
+                        Err(_) => None,
+                    };
+                    if v.is_some_and(|v| v["lease"]["holder"] == id.as_str() && v["lease"]["live"] == true) {
+                        known += 1;
+                    }
+                }
+                if known == self.nodes.len() {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "the in-process cluster did not settle");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub fn endpoint_url(&self) -> String {
+        format!("http://{}", self.front)
+    }
+
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.front
+    }
+
+    pub fn engine(&self) -> std::sync::Arc<retsu::engine::Engine> {
+        self.nodes
+            .iter()
+            .find_map(|n| n.engine())
+            .expect("a node holds the lease")
+    }
+
+    /// Stops the three at once (a request passed on waits at the holder).
+    pub async fn stop(self) {
+        let stops: Vec<_> = self
+            .nodes
+            .into_iter()
+            .map(|n| tokio::spawn(n.stop()))
+            .collect();
+        for s in stops {
+            let _ = s.await;
+        }
+    }
+}

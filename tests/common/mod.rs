@@ -35,11 +35,59 @@ pub const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 
 /// A running server, its clock and clients.
 pub struct TestServer {
-    pub server: RunningServer,
+    pub server: Server,
     pub clock: ManualClock,
     pub client: Client,
     pub endpoint: String,
     pub http: reqwest::Client,
+}
+
+/// `RETSU_TEST_CLUSTER=1` (with `RETSU_TEST_POSTGRES`): every
+/// [`TestServer`] is a cluster of three nodes in this process on a fresh
+/// PostgreSQL database, behind a proxy that hands each new connection to
+/// the next node, so a test's requests are spread over the three.
+pub fn in_cluster() -> bool {
+    std::env::var("RETSU_TEST_CLUSTER").is_ok_and(|v| v == "1") && pg::admin_url().is_some()
+}
+
+/// One server, or a cluster standing in for it.
+pub enum Server {
+    Single(RunningServer),
+    Cluster(cluster::InProcess),
+}
+
+impl Server {
+    pub fn endpoint_url(&self) -> String {
+        match self {
+            Server::Single(s) => s.endpoint_url(),
+            Server::Cluster(c) => c.endpoint_url(),
+        }
+    }
+
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        match self {
+            Server::Single(s) => s.local_addr(),
+            Server::Cluster(c) => c.local_addr(),
+        }
+    }
+
+    /// The engine (in a cluster: the one of the node holding the lease).
+    pub fn engine(&self) -> Arc<retsu::engine::Engine> {
+        match self {
+            Server::Single(s) => s.engine(),
+            Server::Cluster(c) => c.engine(),
+        }
+    }
+
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        match self {
+            Server::Single(s) => s.shutdown().await,
+            Server::Cluster(c) => {
+                c.stop().await;
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Real time for a spawned request to reach the server (and start waiting)
@@ -72,9 +120,15 @@ impl TestServer {
 
     pub async fn start_with(config: Config) -> TestServer {
         let clock = ManualClock::starting_now();
-        let server = retsu::server::start(config, Arc::new(clock.clone()))
-            .await
-            .expect("server starts");
+        let server = if in_cluster() {
+            Server::Cluster(cluster::InProcess::start(config, Arc::new(clock.clone())).await)
+        } else {
+            Server::Single(
+                retsu::server::start(config, Arc::new(clock.clone()))
+                    .await
+                    .expect("server starts"),
+            )
+        };
         let endpoint = server.endpoint_url();
         let client = sdk_client(&endpoint, REGION);
         TestServer {

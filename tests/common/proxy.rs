@@ -63,3 +63,29 @@ impl Proxy {
         self.cut.store(false, Ordering::SeqCst);
     }
 }
+
+/// A loopback port that hands each new connection to the next of `ports`
+/// in turn.
+pub async fn round_robin(ports: Vec<u16>) -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut next = 0usize;
+        loop {
+            let Ok((mut inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = inbound.set_nodelay(true);
+            let port = ports[next % ports.len()];
+            next += 1;
+            tokio::spawn(async move {
+                let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", port)).await else {
+                    return;
+                };
+                let _ = outbound.set_nodelay(true);
+                let _ = copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+    addr
+}
