@@ -37,8 +37,18 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
 
-echo "== the persistence suite and PostgreSQL's own tests on a throwaway PostgreSQL"
+echo "== the persistence suite, PostgreSQL's own tests and the cluster's on a throwaway PostgreSQL"
 bash scripts/postgres.sh run cargo test --test persistence --test postgres --test cluster --test cluster_faults
+
+# Every integration test file that starts a TestServer, each server a
+# three-node cluster in the test's process behind a round-robin proxy
+# (tests/common/cluster.rs); the few tests a cluster cannot run say why.
+echo "== the SQS and SNS integration tests against a three-node cluster"
+suite=()
+for f in $(grep -l 'TestServer::start' tests/*.rs); do
+  suite+=(--test "$(basename "$f" .rs)")
+done
+RETSU_TEST_CLUSTER=1 bash scripts/postgres.sh run cargo test "${suite[@]}"
 
 echo "== web console end to end"
 bash scripts/console-test.sh

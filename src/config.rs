@@ -121,6 +121,12 @@ pub struct Config {
     #[arg(long = "lease", env = "RETSU_LEASE", value_name = "SECONDS", default_value = "5", value_parser = parse_lease)]
     pub lease_ms: u64,
 
+    /// Where the server is reached when a request does not say (no Host)
+    /// and for the admin API's queue URLs; default the listen address. A
+    /// cluster node's engine sets it to the node's own port.
+    #[arg(skip)]
+    pub reached_at: Option<String>,
+
     /// Log level or tracing filter (e.g. info, debug, retsu=trace).
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
@@ -221,6 +227,7 @@ impl Default for Config {
             node_id: None,
             node_url: None,
             lease_ms: 5_000,
+            reached_at: None,
             log_level: "info".into(),
             limits: HttpLimits::default(),
         }

@@ -302,6 +302,10 @@ async fn a_long_poll_outlives_the_header_timeout() {
 
 #[tokio::test]
 async fn connections_past_the_cap_are_closed_and_the_rest_keep_working() {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: the cap counts a node's connections, and the test's proxy spreads them over three nodes");
+        return;
+    }
     let t = TestServer::start_with(limits(|l| l.max_connections = 3)).await;
     let mut held = Vec::new();
     for _ in 0..3 {
@@ -336,6 +340,10 @@ async fn connections_past_the_cap_are_closed_and_the_rest_keep_working() {
 
 #[tokio::test]
 async fn shutdown_drops_half_sent_requests_after_its_deadline() {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: half-sent requests reach a node through the test's proxy, which keeps its own side open");
+        return;
+    }
     let t = TestServer::start_with(limits(|l| l.shutdown_timeout = 1)).await;
     let url = t.create_queue("bye").await;
     let mut partial_head = connect(&t).await;
@@ -365,6 +373,10 @@ async fn shutdown_drops_half_sent_requests_after_its_deadline() {
 
 #[tokio::test]
 async fn requests_hyper_refuses_still_get_an_aws_error_with_a_request_id() {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: hyper's refusal closes the connection with the request unread; through the test's TCP proxy the reset can overtake the answer");
+        return;
+    }
     let t = TestServer::start().await;
     // A 100 KB query string.
     let long = format!(

@@ -178,6 +178,10 @@ async fn bad_filters_are_refused_in_json() {
 /// its buffer is full, and the requests meanwhile are not held up by it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_reader_is_cut_off_without_slowing_requests() {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: a stalled reader is noticed through the socket buffers between it and the holder; the proxy and a forwarding node add theirs, past the test's time limit");
+        return;
+    }
     let t = TestServer::start().await;
     let url = t.create_queue("flood").await;
     let batch = |n: usize| -> Vec<SendMessageBatchRequestEntry> {

@@ -210,12 +210,21 @@ impl Node {
             .map(|a| format!("http://{}", crate::server::connectable(a)))
             .map_err(|e| e.to_string())?;
         let (stop, stopped) = watch::channel(false);
+        let engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>> =
+            Arc::new(std::sync::Mutex::new(None));
+        let waking = engine.clone();
         let serving = tokio::spawn(crate::server::serve_connections(
             listener,
             FrontService(front.clone()),
             config.limits.clone(),
             stopped.clone(),
-            || {},
+            // As a single server does: waiting long polls answer at once,
+            // here and at the nodes that passed them on.
+            move || {
+                if let Some(engine) = waking.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                    engine.shutdown();
+                }
+            },
         ));
         tracing::info!(
             address = %endpoint,
@@ -226,7 +235,6 @@ impl Node {
             version = %env!("CARGO_PKG_VERSION"),
             "retsu cluster node ready"
         );
-        let engine = Arc::new(std::sync::Mutex::new(None));
         let task = tokio::spawn(run(
             Arc::new(config),
             Arc::new(plan),
@@ -237,6 +245,7 @@ impl Node {
             serving,
             stopped,
             engine.clone(),
+            endpoint.clone(),
         ));
         Ok(Node {
             endpoint,
@@ -308,6 +317,7 @@ async fn run(
     serving: tokio::task::JoinHandle<std::io::Result<()>>,
     mut stopped: watch::Receiver<bool>,
     engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+    endpoint: String,
 ) {
     let mut owned: Option<Owned> = None;
     let mut loading: Option<tokio::task::JoinHandle<Result<Owned, String>>> = None;
@@ -349,6 +359,7 @@ async fn run(
                     front.extend(sent + settings.lease);
                     epoch = Some(e);
                     let exit = settings.exit_on_loss;
+                    let reached_at = endpoint.clone();
                     let (config, plan, url, node, front, clock, engine) = (
                         config.clone(),
                         plan.clone(),
@@ -359,8 +370,18 @@ async fn run(
                         engine.clone(),
                     );
                     loading = Some(tokio::spawn(async move {
-                        let owned =
-                            own(config, plan, url, node, e, clock, front.clone(), exit).await?;
+                        let owned = own(
+                            config,
+                            plan,
+                            url,
+                            node,
+                            e,
+                            clock,
+                            front.clone(),
+                            exit,
+                            reached_at,
+                        )
+                        .await?;
                         // Served from now, not from the next renewal.
                         *engine.lock().unwrap_or_else(|p| p.into_inner()) =
                             Some(owned.server.engine());
@@ -384,11 +405,19 @@ async fn run(
                     owned = Some(o);
                 }
                 Ok(Err(e)) => {
-                    lost(&format!("cannot load the store: {e}"), settings.exit_on_loss, &front);
+                    lost(
+                        &format!("cannot load the store: {e}"),
+                        settings.exit_on_loss,
+                        &front,
+                    );
                     break;
                 }
                 Err(e) => {
-                    lost(&format!("loading the store failed: {e}"), settings.exit_on_loss, &front);
+                    lost(
+                        &format!("loading the store failed: {e}"),
+                        settings.exit_on_loss,
+                        &front,
+                    );
                     break;
                 }
             }
@@ -448,6 +477,7 @@ async fn run(
 /// configuration file's queues and topics, and starts the engine's
 /// server (its own listener is loopback only; the node's port reaches it
 /// through the front).
+#[allow(clippy::too_many_arguments)]
 async fn own(
     config: Arc<Config>,
     plan: Arc<QueuePlan>,
@@ -457,6 +487,7 @@ async fn own(
     clock: Arc<dyn crate::clock::Clock>,
     front: Arc<Front>,
     exit: bool,
+    reached_at: String,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let fence = Fence {
@@ -490,6 +521,9 @@ async fn own(
     let inner = Config {
         host: "127.0.0.1".into(),
         port: 0,
+        // URLs that cannot come from a request's Host name the node's port,
+        // not the engine's loopback one.
+        reached_at: Some(config.reached_at.clone().unwrap_or(reached_at)),
         ..(*config).clone()
     };
     let server = crate::server::start_with_services(inner, engine, services)

@@ -185,7 +185,10 @@ pub async fn start_with_services(
             default_region: config.region.clone(),
             account_id: config.account_id.clone(),
             base_url: config.base_url.clone(),
-            fallback_base_url: format!("http://{}", connectable(local_addr)),
+            fallback_base_url: config
+                .reached_at
+                .clone()
+                .unwrap_or_else(|| format!("http://{}", connectable(local_addr))),
         },
         body_timeout: Duration::from_secs(config.limits.body_timeout),
         metrics: metrics.clone(),

@@ -184,8 +184,15 @@ pub struct InProcess {
 impl InProcess {
     /// Three nodes on a fresh database, sharing `clock`; returns once one
     /// serves and the others know it.
-    pub async fn start(config: retsu::config::Config, clock: std::sync::Arc<dyn retsu::clock::Clock>) -> InProcess {
+    pub async fn start(
+        config: retsu::config::Config,
+        clock: std::sync::Arc<dyn retsu::clock::Clock>,
+    ) -> InProcess {
         let url = pg::fresh_database("suite");
+        // The proxy's port first: it is where the cluster is reached.
+        let front = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let front_addr = front.local_addr().unwrap();
+        let token = config.admin_token.clone();
         let mut nodes = Vec::new();
         for i in 0..3 {
             let port = free_port();
@@ -198,6 +205,7 @@ impl InProcess {
                 // Long: a test that holds its thread a while must not
                 // lose the lease.
                 lease_ms: 30_000,
+                reached_at: Some(format!("http://{front_addr}")),
                 ..config.clone()
             };
             let mut settings = retsu::cluster::Settings::from_config(&node_config)
@@ -219,13 +227,15 @@ impl InProcess {
             .iter()
             .map(|n| n.endpoint().rsplit(':').next().unwrap().parse().unwrap())
             .collect();
-        let front = super::proxy::round_robin(ports).await;
+        front.set_nonblocking(true).unwrap();
+        let front =
+            super::proxy::round_robin(tokio::net::TcpListener::from_std(front).unwrap(), ports);
         let cluster = InProcess { nodes, front };
-        cluster.wait_until_known().await;
+        cluster.wait_until_known(token.as_deref()).await;
         cluster
     }
 
-    async fn wait_until_known(&self) {
+    async fn wait_until_known(&self, token: Option<&str>) {
         let deadline = Instant::now() + Duration::from_secs(30);
         let http = reqwest::Client::new();
         loop {
@@ -233,15 +243,17 @@ impl InProcess {
                 let id = format!("node{}", holder + 1);
                 let mut known = 0;
                 for n in &self.nodes {
-                    let v: Option<serde_json::Value> = match http
-                        .get(format!("{}/_retsu/cluster", n.endpoint()))
-                        .send()
-                        .await
-                    {
+                    let mut get = http.get(format!("{}/_retsu/cluster", n.endpoint()));
+                    if let Some(t) = token {
+                        get = get.bearer_auth(t);
+                    }
+                    let v: Option<serde_json::Value> = match get.send().await {
                         Ok(r) => serde_json::from_str(&r.text().await.unwrap_or_default()).ok(),
                         Err(_) => None,
                     };
-                    if v.is_some_and(|v| v["lease"]["holder"] == id.as_str() && v["lease"]["live"] == true) {
+                    if v.is_some_and(|v| {
+                        v["lease"]["holder"] == id.as_str() && v["lease"]["live"] == true
+                    }) {
                         known += 1;
                     }
                 }
@@ -249,7 +261,10 @@ impl InProcess {
                     return;
                 }
             }
-            assert!(Instant::now() < deadline, "the in-process cluster did not settle");
+            assert!(
+                Instant::now() < deadline,
+                "the in-process cluster did not settle"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

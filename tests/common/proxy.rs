@@ -66,8 +66,7 @@ impl Proxy {
 
 /// A loopback port that hands each new connection to the next of `ports`
 /// in turn.
-pub async fn round_robin(ports: Vec<u16>) -> std::net::SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+pub fn round_robin(listener: TcpListener, ports: Vec<u16>) -> std::net::SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let mut next = 0usize;
