@@ -11,8 +11,6 @@
 //! refused and logged, and a node never passes on a request that was
 //! already passed on to it (no loops while the lease moves).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -279,19 +277,4 @@ fn json_response(status: StatusCode, value: serde_json::Value) -> axum::response
         HeaderValue::from_static("application/json"),
     );
     response
-}
-
-/// The front as a hyper service.
-#[derive(Clone)]
-pub struct FrontService(pub Arc<Front>);
-
-impl hyper::service::Service<hyper::Request<Incoming>> for FrontService {
-    type Response = axum::response::Response;
-    type Error = std::convert::Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
-
-    fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
-        let front = self.0.clone();
-        Box::pin(async move { Ok(front.call(req).await) })
-    }
 }

@@ -37,7 +37,7 @@ use tokio::sync::watch;
 use crate::config::file::QueuePlan;
 use crate::config::Config;
 use crate::journal::{Fence, Journal, Store};
-use front::{Front, FrontService};
+use front::Front;
 use membership::Membership;
 
 pub use front::{FORWARDED_BY, SECRET};
@@ -215,7 +215,13 @@ impl Node {
         let waking = engine.clone();
         let serving = tokio::spawn(crate::server::serve_connections(
             listener,
-            FrontService(front.clone()),
+            {
+                let front = front.clone();
+                crate::server::AnyService::new(move |req| {
+                    let front = front.clone();
+                    Box::pin(async move { Ok(front.call(req).await) })
+                })
+            },
             config.limits.clone(),
             stopped.clone(),
             // As a single server does: waiting long polls answer at once,

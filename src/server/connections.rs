@@ -26,32 +26,7 @@ use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::rejections::Rewriter;
-
-/// What a connection can serve: the server's own service, or a cluster
-/// node's front.
-pub(crate) trait Served:
-    hyper::service::Service<
-        hyper::Request<hyper::body::Incoming>,
-        Response = axum::response::Response,
-        Error = std::convert::Infallible,
-        Future: Send + 'static,
-    > + Clone
-    + Send
-    + 'static
-{
-}
-
-impl<S> Served for S where
-    S: hyper::service::Service<
-            hyper::Request<hyper::body::Incoming>,
-            Response = axum::response::Response,
-            Error = std::convert::Infallible,
-            Future: Send + 'static,
-        > + Clone
-        + Send
-        + 'static
-{
-}
+use super::AnyService;
 use crate::config::HttpLimits;
 
 /// File descriptors kept free for everything that is not a client
@@ -60,9 +35,9 @@ const RESERVED_FDS: u64 = 64;
 
 /// Serves `listener` until `stop` turns true (or its sender is dropped),
 /// then calls `on_stop` (which answers waiting long polls) and drains.
-pub(crate) async fn serve<S: Served>(
+pub(crate) async fn serve(
     listener: TcpListener,
-    service: S,
+    service: AnyService,
     limits: HttpLimits,
     mut stop: watch::Receiver<bool>,
     on_stop: impl FnOnce(),
@@ -121,9 +96,9 @@ pub(crate) async fn serve<S: Served>(
 
 /// Serves one connection until it closes, times out, or shutdown has let
 /// its current request finish.
-async fn serve_one<S: Served>(
+async fn serve_one(
     stream: TcpStream,
-    service: S,
+    service: AnyService,
     limits: HttpLimits,
     mut close: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,

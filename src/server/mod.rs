@@ -240,9 +240,10 @@ pub async fn start_with_services(
         router: hyper_util::service::TowerToHyperService::new(app),
         state,
     };
+    let serving = service.clone();
     let serve = tokio::spawn(connections::serve(
         listener,
-        service.clone(),
+        AnyService::new(move |req| hyper::service::Service::call(&serving, req)),
         config.limits.clone(),
         rx,
         // Answer waiting long polls at once, then let requests finish.
@@ -455,12 +456,41 @@ pub(crate) struct HttpService {
     state: Arc<AppState>,
 }
 
-type Answer = Result<axum::response::Response, std::convert::Infallible>;
+pub(crate) type Answer = Result<axum::response::Response, std::convert::Infallible>;
+
+/// A service's answer to come.
+pub(crate) type Answering = Pin<Box<dyn Future<Output = Answer> + Send>>;
+
+/// What a connection serves: the server's own service, or a cluster
+/// node's front. One type, so the HTTP server's code exists once in the
+/// binary whichever it serves.
+#[derive(Clone)]
+pub(crate) struct AnyService(
+    Arc<dyn Fn(hyper::Request<hyper::body::Incoming>) -> Answering + Send + Sync>,
+);
+
+impl AnyService {
+    pub(crate) fn new(
+        call: impl Fn(hyper::Request<hyper::body::Incoming>) -> Answering + Send + Sync + 'static,
+    ) -> AnyService {
+        AnyService(Arc::new(call))
+    }
+}
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for AnyService {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Answering;
+
+    fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Answering {
+        (self.0)(req)
+    }
+}
 
 impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for HttpService {
     type Response = axum::response::Response;
     type Error = std::convert::Infallible;
-    type Future = Pin<Box<dyn Future<Output = Answer> + Send>>;
+    type Future = Answering;
 
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         if req.uri().path() == "/" {
