@@ -1,7 +1,9 @@
 //! Requests passed on to the node holding the lease, over kept-alive
 //! HTTP/1.1 connections: one request per connection at a time, so the
 //! pool holds as many as were ever busy at once (long polls included,
-//! which wait at the holder).
+//! which wait at the holder). A request goes with its body read whole
+//! (as the holder would read it; SNS's HTTP deliveries use the same
+//! client), its answer streams back as it comes.
 //!
 //! A connection goes back to the pool when its response body has been
 //! read to the end; one dropped before that is closed.
@@ -16,6 +18,7 @@ use axum::body::Body;
 use bytes::Bytes;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1::SendRequest;
+use http_body_util::Full;
 use hyper_util::rt::TokioIo;
 
 /// Idle connections kept per node; more are closed when they come back.
@@ -23,7 +26,7 @@ const MAX_IDLE: usize = 256;
 /// How long connecting to a node may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-type Sender = SendRequest<Incoming>;
+type Sender = SendRequest<Full<Bytes>>;
 
 #[derive(Default)]
 pub struct Pool {
@@ -36,7 +39,7 @@ impl Pool {
     pub async fn send(
         self: &Arc<Self>,
         authority: &str,
-        request: hyper::Request<Incoming>,
+        request: hyper::Request<Full<Bytes>>,
     ) -> Result<axum::response::Response, String> {
         let mut sender = match self.take(authority).await {
             Some(sender) => sender,

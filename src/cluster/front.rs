@@ -46,6 +46,8 @@ pub struct Front {
     local: RwLock<Option<HttpService>>,
     /// The lease and the nodes as last read, and when.
     view: RwLock<(View, Option<Instant>)>,
+    /// How long a client may take to send a request's body.
+    body_timeout: std::time::Duration,
     /// Asks the node's loop to read the rows now (no holder known, or the
     /// holder did not answer): the lease may have moved.
     pub stale: tokio::sync::Notify,
@@ -53,8 +55,14 @@ pub struct Front {
 }
 
 impl Front {
-    pub fn new(node: String, secret: String, admin_token: Option<String>) -> Front {
+    pub fn new(
+        node: String,
+        secret: String,
+        admin_token: Option<String>,
+        body_timeout: std::time::Duration,
+    ) -> Front {
         Front {
+            body_timeout,
             node,
             secret,
             admin_token: admin_token.filter(|t| !t.is_empty()),
@@ -133,7 +141,7 @@ impl Front {
 
     pub async fn call(
         self: Arc<Self>,
-        mut req: hyper::Request<Incoming>,
+        req: hyper::Request<Incoming>,
     ) -> axum::response::Response {
         if req.method() == Method::GET {
             match req.uri().path() {
@@ -190,10 +198,39 @@ impl Front {
                 "No node of the cluster holds the store's lease yet. Please retry.",
             );
         };
-        let headers = req.headers_mut();
+        let (mut parts, body) = req.into_parts();
+        let read = tokio::time::timeout(
+            self.body_timeout,
+            crate::server::read_body(
+                &parts.headers,
+                axum::body::Body::new(body),
+                crate::server::MAX_BODY_BYTES,
+            ),
+        );
+        let body = match read.await {
+            Ok(Ok(body)) => body,
+            // As the server answers a body it cannot take.
+            Ok(Err(message)) => {
+                let id = uuid::Uuid::new_v4().to_string();
+                let mut refused = crate::protocol::encode_error(
+                    protocol,
+                    &SqsError::invalid_value(message),
+                    &id,
+                )
+                .into_http();
+                refused
+                    .headers_mut()
+                    .insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+                return refused;
+            }
+            Err(_) => return unavailable("The request body did not arrive in time."),
+        };
+        let headers = &mut parts.headers;
         for name in HOP_BY_HOP {
             headers.remove(*name);
         }
+        headers.remove(axum::http::header::TRANSFER_ENCODING);
+        headers.insert(axum::http::header::CONTENT_LENGTH, HeaderValue::from(body.len()));
         if let (Ok(node), Ok(secret)) = (
             HeaderValue::from_str(&self.node),
             HeaderValue::from_str(&self.secret),
@@ -202,9 +239,10 @@ impl Front {
             headers.insert(SECRET, secret);
         }
         // Origin form: the path and query; Host stays the client's.
-        if let Some(pq) = req.uri().path_and_query().cloned() {
-            *req.uri_mut() = hyper::Uri::from(pq);
+        if let Some(pq) = parts.uri.path_and_query().cloned() {
+            parts.uri = hyper::Uri::from(pq);
         }
+        let req = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
         match self.pool.send(&authority, req).await {
             Ok(answer) => answer,
             Err(e) => {

@@ -191,6 +191,7 @@ impl Node {
             settings.node.clone(),
             settings.secret.clone(),
             config.admin_token.clone(),
+            Duration::from_secs(config.limits.body_timeout),
         ));
         if let Ok(view) = members.view().await {
             front.set_view(view);

@@ -577,7 +577,7 @@ impl<F: Future> Future for CatchUnwind<F> {
 /// Reads the whole body, refusing more than `limit` bytes. An oversized
 /// body is still drained (up to [`DRAIN_LIMIT_BYTES`]) so that a client
 /// busy sending it reads our error rather than a connection reset.
-async fn read_body(
+pub(crate) async fn read_body(
     headers: &axum::http::HeaderMap,
     mut body: Body,
     limit: usize,
