@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use axum::body::Body;
 use bytes::Bytes;
+use http_body_util::Full;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1::SendRequest;
-use http_body_util::Full;
 use hyper_util::rt::TokioIo;
 
 /// Idle connections kept per node; more are closed when they come back.

@@ -139,10 +139,7 @@ impl Front {
                 == 0
     }
 
-    pub async fn call(
-        self: Arc<Self>,
-        req: hyper::Request<Incoming>,
-    ) -> axum::response::Response {
+    pub async fn call(self: Arc<Self>, req: hyper::Request<Incoming>) -> axum::response::Response {
         if req.method() == Method::GET {
             match req.uri().path() {
                 "/_retsu/cluster" => return self.cluster_view(req.headers()),
@@ -212,15 +209,13 @@ impl Front {
             // As the server answers a body it cannot take.
             Ok(Err(message)) => {
                 let id = uuid::Uuid::new_v4().to_string();
-                let mut refused = crate::protocol::encode_error(
-                    protocol,
-                    &SqsError::invalid_value(message),
-                    &id,
-                )
-                .into_http();
-                refused
-                    .headers_mut()
-                    .insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+                let mut refused =
+                    crate::protocol::encode_error(protocol, &SqsError::invalid_value(message), &id)
+                        .into_http();
+                refused.headers_mut().insert(
+                    axum::http::header::CONNECTION,
+                    HeaderValue::from_static("close"),
+                );
                 return refused;
             }
             Err(_) => return unavailable("The request body did not arrive in time."),
@@ -230,7 +225,10 @@ impl Front {
             headers.remove(*name);
         }
         headers.remove(axum::http::header::TRANSFER_ENCODING);
-        headers.insert(axum::http::header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        headers.insert(
+            axum::http::header::CONTENT_LENGTH,
+            HeaderValue::from(body.len()),
+        );
         if let (Ok(node), Ok(secret)) = (
             HeaderValue::from_str(&self.node),
             HeaderValue::from_str(&self.secret),
