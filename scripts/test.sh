@@ -38,7 +38,9 @@ echo "== cargo test"
 cargo test --workspace
 
 echo "== the persistence suite, PostgreSQL's own tests and the cluster's on a throwaway PostgreSQL"
-bash scripts/postgres.sh run cargo test --test persistence --test postgres --test cluster --test cluster_faults
+# --nocapture: the kill -9 ledgers and the fault test's counts and
+# failover times are printed even when they pass.
+bash scripts/postgres.sh run cargo test --test persistence --test postgres --test cluster --test cluster_faults -- --nocapture
 
 # Every integration test file that starts a TestServer, each server a
 # three-node cluster in the test's process behind a round-robin proxy

@@ -206,19 +206,27 @@ impl Front {
         );
         let body = match read.await {
             Ok(Ok(body)) => body,
-            // As the server answers a body it cannot take.
-            Ok(Err(message)) => {
+            // As the server answers a body it cannot take, and closes the
+            // connection (the rest of the body is not read).
+            rejected => {
+                let error = match rejected {
+                    Ok(Err(message)) => SqsError::invalid_value(message),
+                    _ => SqsError::new(
+                        crate::error::ErrorCode::RequestTimeout,
+                        format!(
+                            "The request body did not arrive within {} seconds.",
+                            self.body_timeout.as_secs()
+                        ),
+                    ),
+                };
                 let id = uuid::Uuid::new_v4().to_string();
-                let mut refused =
-                    crate::protocol::encode_error(protocol, &SqsError::invalid_value(message), &id)
-                        .into_http();
+                let mut refused = crate::protocol::encode_error(protocol, &error, &id).into_http();
                 refused.headers_mut().insert(
                     axum::http::header::CONNECTION,
                     HeaderValue::from_static("close"),
                 );
                 return refused;
             }
-            Err(_) => return unavailable("The request body did not arrive in time."),
         };
         let headers = &mut parts.headers;
         for name in HOP_BY_HOP {

@@ -195,33 +195,42 @@ impl InProcess {
         let token = config.admin_token.clone();
         let mut nodes = Vec::new();
         for i in 0..3 {
-            let port = free_port();
-            let node_config = retsu::config::Config {
-                port,
-                store: Some(retsu::journal::Store::Postgres(url.clone())),
-                cluster_secret: Some(SECRET.into()),
-                node_id: Some(format!("node{}", i + 1)),
-                node_url: Some(format!("http://127.0.0.1:{port}")),
-                // Long: a test that holds its thread a while must not
-                // lose the lease.
-                lease_ms: 30_000,
-                reached_at: Some(format!("http://{front_addr}")),
-                ..config.clone()
-            };
-            let mut settings = retsu::cluster::Settings::from_config(&node_config)
-                .expect("cluster settings")
-                .expect("a cluster node");
-            settings.exit_on_loss = false;
-            nodes.push(
-                retsu::cluster::Node::start(
+            // A free port can be taken by a parallel test before the node
+            // binds it: then another.
+            let mut attempt = 0;
+            let node = loop {
+                attempt += 1;
+                let port = free_port();
+                let node_config = retsu::config::Config {
+                    port,
+                    store: Some(retsu::journal::Store::Postgres(url.clone())),
+                    cluster_secret: Some(SECRET.into()),
+                    node_id: Some(format!("node{}", i + 1)),
+                    node_url: Some(format!("http://127.0.0.1:{port}")),
+                    // Long: a test that holds its thread a while must not
+                    // lose the lease.
+                    lease_ms: 30_000,
+                    reached_at: Some(format!("http://{front_addr}")),
+                    ..config.clone()
+                };
+                let mut settings = retsu::cluster::Settings::from_config(&node_config)
+                    .expect("cluster settings")
+                    .expect("a cluster node");
+                settings.exit_on_loss = false;
+                match retsu::cluster::Node::start(
                     node_config,
                     retsu::config::file::QueuePlan::empty(),
                     settings,
                     clock.clone(),
                 )
                 .await
-                .expect("cluster node starts"),
-            );
+                {
+                    Ok(node) => break node,
+                    Err(e) if e.contains("Address already in use") && attempt < 5 => continue,
+                    Err(e) => panic!("cluster node starts: {e}"),
+                }
+            };
+            nodes.push(node);
         }
         let ports: Vec<u16> = nodes
             .iter()
