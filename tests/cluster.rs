@@ -11,7 +11,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use aws_sdk_sqs::Client;
 use common::cluster::{Cluster, SECRET};
 use common::process::{self, free_port};
-use common::{create_queue_via, pg, sdk_client, sns_client};
+use common::{create_queue_via, pg, sdk_client, sns_client, sorted_bodies as bodies};
 
 const LEASE: Duration = Duration::from_secs(2);
 
@@ -25,30 +25,6 @@ fn no_postgres() -> bool {
 
 fn client(c: &Cluster, i: usize) -> Client {
     sdk_client(&c.nodes[i].endpoint(), "us-east-1")
-}
-
-async fn bodies(c: &Client, url: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    loop {
-        let r = c
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .visibility_timeout(120)
-            .send()
-            .await
-            .unwrap();
-        if r.messages().is_empty() {
-            break;
-        }
-        out.extend(
-            r.messages()
-                .iter()
-                .filter_map(|m| m.body().map(String::from)),
-        );
-    }
-    out.sort();
-    out
 }
 
 async fn in_flight(c: &Client, url: &str) -> String {
@@ -301,12 +277,7 @@ async fn a_paused_holder_is_fenced_and_answers_nothing_after_its_lease() {
     if let Ok(status) = pending.await.unwrap() {
         assert_ne!(status, 200, "a paused node answered a send");
     }
-    let status = c.nodes[holder]
-        .process
-        .as_mut()
-        .unwrap()
-        .exit_status(LEASE * 3)
-        .await;
+    let status = c.exit_status(holder, LEASE * 3).await;
     assert_eq!(status.code(), Some(75), "{status}");
     c.nodes[holder]
         .process
@@ -369,12 +340,7 @@ async fn a_holder_cut_from_postgres_stops_answering_within_its_lease() {
         .await
         .unwrap();
     c.nodes[holder].proxy.restore();
-    let status = c.nodes[holder]
-        .process
-        .as_mut()
-        .unwrap()
-        .exit_status(LEASE * 5)
-        .await;
+    let status = c.exit_status(holder, LEASE * 5).await;
     assert_eq!(status.code(), Some(75), "{status}");
 }
 
@@ -398,12 +364,7 @@ async fn a_holder_stopped_gracefully_hands_over_at_once() {
         .unwrap();
     c.signal(holder, "TERM");
     let stopped = Instant::now();
-    let status = c.nodes[holder]
-        .process
-        .as_mut()
-        .unwrap()
-        .exit_status(Duration::from_secs(10))
-        .await;
+    let status = c.exit_status(holder, Duration::from_secs(10)).await;
     assert!(status.success(), "{status}");
     let next = 1 - holder;
     c.wait_for_holder(Duration::from_secs(20)).await;
@@ -565,12 +526,7 @@ async fn a_commit_after_the_lease_moved_is_fenced_and_writes_nothing() {
         r.is_err() || r.unwrap().status() != 200,
         "a fenced send was answered"
     );
-    let status = c.nodes[0]
-        .process
-        .as_mut()
-        .unwrap()
-        .exit_status(Duration::from_secs(10))
-        .await;
+    let status = c.exit_status(0, Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(75), "{status}");
     c.nodes[0]
         .process

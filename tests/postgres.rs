@@ -13,10 +13,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::Client;
-use common::create_queue_via;
 use common::pg;
 use common::process::{self, free_port, Running};
 use common::proxy::Proxy;
+use common::{create_queue_via, sorted_bodies as bodies};
 
 fn no_postgres() -> bool {
     if pg::admin_url().is_none() {
@@ -141,27 +141,6 @@ async fn send(c: &Client, url: &str, body: &str) -> Result<(), (String, u16)> {
         .await
         .map(|_| ())
         .map_err(|e| code(&e))
-}
-
-async fn bodies(c: &Client, url: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    loop {
-        let r = c
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .visibility_timeout(60)
-            .send()
-            .await
-            .unwrap();
-        let messages = r.messages();
-        if messages.is_empty() {
-            break;
-        }
-        out.extend(messages.iter().filter_map(|m| m.body().map(String::from)));
-    }
-    out.sort();
-    out
 }
 
 /// The database goes away under a running server: the send whose commit

@@ -46,6 +46,10 @@ pub struct Front {
     local: RwLock<Option<HttpService>>,
     /// The lease and the nodes as last read, and when.
     view: RwLock<(View, Option<Instant>)>,
+    /// Where requests go: the holder's host:port, when it is another node.
+    holder_at: RwLock<Option<String>>,
+    /// This node's id and the secret, as the headers a request passed on carries.
+    forwarded_by: Option<(HeaderValue, HeaderValue)>,
     /// How long a client may take to send a request's body.
     body_timeout: std::time::Duration,
     /// Asks the node's loop to read the rows now (no holder known, or the
@@ -61,7 +65,11 @@ impl Front {
         admin_token: Option<String>,
         body_timeout: std::time::Duration,
     ) -> Front {
+        let forwarded_by = HeaderValue::from_str(&node)
+            .ok()
+            .zip(HeaderValue::from_str(&secret).ok());
         Front {
+            forwarded_by,
             body_timeout,
             node,
             secret,
@@ -71,6 +79,7 @@ impl Front {
             base: Instant::now(),
             local: RwLock::new(None),
             view: RwLock::new((View::default(), None)),
+            holder_at: RwLock::new(None),
             stale: tokio::sync::Notify::new(),
             pool: Arc::new(Pool::default()),
         }
@@ -104,6 +113,10 @@ impl Front {
     }
 
     pub fn set_view(&self, view: View) {
+        let at = (view.lease.holder != self.node && view.lease.expires_in_ms.is_some())
+            .then(|| authority(view.lease.holder_url.as_deref()?))
+            .flatten();
+        *self.holder_at.write().unwrap_or_else(|p| p.into_inner()) = at;
         *self.view.write().unwrap_or_else(|p| p.into_inner()) = (view, Some(Instant::now()));
     }
 
@@ -111,20 +124,13 @@ impl Front {
         self.local.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The holder's host:port, when it is another node.
+    /// The holder's host:port, when it is another node (worked out once
+    /// per view, not per request).
     fn holder(&self) -> Option<String> {
-        let guard = self.view.read().unwrap_or_else(|p| p.into_inner());
-        let view = &guard.0;
-        if view.lease.holder == self.node || view.lease.expires_in_ms.is_none() {
-            return None;
-        }
-        let url = view.lease.holder_url.as_deref()?;
-        let uri: hyper::Uri = url.parse().ok()?;
-        let authority = uri.authority()?;
-        Some(match authority.port() {
-            Some(_) => authority.to_string(),
-            None => format!("{}:80", authority.host()),
-        })
+        self.holder_at
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn secret_matches(&self, headers: &HeaderMap) -> bool {
@@ -196,36 +202,18 @@ impl Front {
             );
         };
         let (mut parts, body) = req.into_parts();
-        let read = tokio::time::timeout(
+        // Read as the server reads it, and refused as the server would.
+        let body = match crate::server::read_body_within(
             self.body_timeout,
-            crate::server::read_body(
-                &parts.headers,
-                axum::body::Body::new(body),
-                crate::server::MAX_BODY_BYTES,
-            ),
-        );
-        let body = match read.await {
-            Ok(Ok(body)) => body,
-            // As the server answers a body it cannot take, and closes the
-            // connection (the rest of the body is not read).
-            rejected => {
-                let error = match rejected {
-                    Ok(Err(message)) => SqsError::invalid_value(message),
-                    _ => SqsError::new(
-                        crate::error::ErrorCode::RequestTimeout,
-                        format!(
-                            "The request body did not arrive within {} seconds.",
-                            self.body_timeout.as_secs()
-                        ),
-                    ),
-                };
+            &parts.headers,
+            axum::body::Body::new(body),
+        )
+        .await
+        {
+            Ok(body) => body,
+            Err(error) => {
                 let id = uuid::Uuid::new_v4().to_string();
-                let mut refused = crate::protocol::encode_error(protocol, &error, &id).into_http();
-                refused.headers_mut().insert(
-                    axum::http::header::CONNECTION,
-                    HeaderValue::from_static("close"),
-                );
-                return refused;
+                return crate::server::refused_body(&error, &parts.headers, &id);
             }
         };
         let headers = &mut parts.headers;
@@ -237,12 +225,9 @@ impl Front {
             axum::http::header::CONTENT_LENGTH,
             HeaderValue::from(body.len()),
         );
-        if let (Ok(node), Ok(secret)) = (
-            HeaderValue::from_str(&self.node),
-            HeaderValue::from_str(&self.secret),
-        ) {
-            headers.insert(FORWARDED_BY, node);
-            headers.insert(SECRET, secret);
+        if let Some((node, secret)) = &self.forwarded_by {
+            headers.insert(FORWARDED_BY, node.clone());
+            headers.insert(SECRET, secret.clone());
         }
         // Origin form: the path and query; Host stays the client's.
         if let Some(pq) = parts.uri.path_and_query().cloned() {
@@ -321,4 +306,14 @@ fn json_response(status: StatusCode, value: serde_json::Value) -> axum::response
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// `host:port` of an `http://` URL (port 80 when it names none).
+fn authority(url: &str) -> Option<String> {
+    let uri: hyper::Uri = url.parse().ok()?;
+    let authority = uri.authority()?;
+    Some(match authority.port() {
+        Some(_) => authority.to_string(),
+        None => format!("{}:80", authority.host()),
+    })
 }

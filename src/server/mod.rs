@@ -335,34 +335,11 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
     {
         return redirect;
     }
-    let read = tokio::time::timeout(
-        state.body_timeout,
-        read_body(&parts.headers, body, MAX_BODY_BYTES),
-    );
-    let body = match read.await {
-        Ok(Ok(body)) => body,
-        rejected => {
-            let error = match rejected {
-                Ok(Err(message)) => SqsError::invalid_value(message),
-                _ => SqsError::new(
-                    ErrorCode::RequestTimeout,
-                    format!(
-                        "The request body did not arrive within {} seconds.",
-                        state.body_timeout.as_secs()
-                    ),
-                ),
-            };
+    let body = match read_body_within(state.body_timeout, &parts.headers, body).await {
+        Ok(body) => body,
+        Err(error) => {
             tracing::debug!(%request_id, "rejected body: {error}");
-            let protocol = protocol::protocol_from_headers(&parts.headers);
-            let mut response =
-                HttpResponse::into_http(protocol::encode_error(protocol, &error, &request_id));
-            // The rest of the body is not read: the connection cannot be
-            // reused.
-            response.headers_mut().insert(
-                axum::http::header::CONNECTION,
-                axum::http::HeaderValue::from_static("close"),
-            );
-            return response;
+            return refused_body(&error, &parts.headers, &request_id);
         }
     };
     let request = HttpRequest {
@@ -577,7 +554,45 @@ impl<F: Future> Future for CatchUnwind<F> {
 /// Reads the whole body, refusing more than `limit` bytes. An oversized
 /// body is still drained (up to [`DRAIN_LIMIT_BYTES`]) so that a client
 /// busy sending it reads our error rather than a connection reset.
-pub(crate) async fn read_body(
+/// A request's body, read whole within `timeout` and up to
+/// [`MAX_BODY_BYTES`]; else the error to answer (InvalidParameterValue for
+/// one too long, RequestTimeout for one too slow).
+pub(crate) async fn read_body_within(
+    timeout: Duration,
+    headers: &axum::http::HeaderMap,
+    body: Body,
+) -> Result<Bytes, SqsError> {
+    match tokio::time::timeout(timeout, read_body(headers, body, MAX_BODY_BYTES)).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(message)) => Err(SqsError::invalid_value(message)),
+        Err(_) => Err(SqsError::new(
+            ErrorCode::RequestTimeout,
+            format!(
+                "The request body did not arrive within {} seconds.",
+                timeout.as_secs()
+            ),
+        )),
+    }
+}
+
+/// The answer to a body [`read_body_within`] refused, in the caller's
+/// protocol. The rest of the body is not read: the connection cannot be
+/// reused.
+pub(crate) fn refused_body(
+    error: &SqsError,
+    headers: &axum::http::HeaderMap,
+    request_id: &str,
+) -> axum::response::Response {
+    let protocol = protocol::protocol_from_headers(headers);
+    let mut response = HttpResponse::into_http(protocol::encode_error(protocol, error, request_id));
+    response.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
+async fn read_body(
     headers: &axum::http::HeaderMap,
     mut body: Body,
     limit: usize,

@@ -109,6 +109,16 @@ impl Cluster {
         assert!(status.success());
     }
 
+    /// Waits (real time) for node `i` to exit.
+    pub async fn exit_status(&mut self, i: usize, within: Duration) -> std::process::ExitStatus {
+        self.nodes[i]
+            .process
+            .as_mut()
+            .expect("running")
+            .exit_status(within)
+            .await
+    }
+
     /// `GET /_retsu/cluster` on node `i`.
     pub async fn view(&self, i: usize) -> Option<serde_json::Value> {
         let r = reqwest::Client::new()

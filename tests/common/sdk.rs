@@ -292,3 +292,29 @@ pub fn sys(m: &Message, name: MessageSystemAttributeName) -> Option<String> {
 pub fn receive_count(m: &Message) -> String {
     sys(m, MessageSystemAttributeName::ApproximateReceiveCount).expect("ApproximateReceiveCount")
 }
+
+/// Every body left in a queue, sorted (each received with a long
+/// visibility timeout, so none comes twice).
+pub async fn sorted_bodies(client: &Client, url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let r = client
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .visibility_timeout(600)
+            .send()
+            .await
+            .unwrap();
+        if r.messages().is_empty() {
+            break;
+        }
+        out.extend(
+            r.messages()
+                .iter()
+                .filter_map(|m| m.body().map(String::from)),
+        );
+    }
+    out.sort();
+    out
+}
