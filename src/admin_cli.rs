@@ -53,6 +53,17 @@ pub enum ClockAction {
 }
 
 #[derive(Debug, Clone, Subcommand)]
+pub enum ClusterAction {
+    /// Show the nodes and the lease (the default).
+    Show,
+    /// Drain a node: it gives the lease up (another node takes over at
+    /// once) and takes it no more until undrained or restarted.
+    Drain { node: String },
+    /// Let a drained node hold the lease again.
+    Undrain { node: String },
+}
+
+#[derive(Debug, Clone, Subcommand)]
 pub enum FaultsAction {
     /// Show the fault settings (the default).
     Show,
@@ -397,8 +408,7 @@ fn short(s: &str, width: usize) -> String {
     }
 }
 
-/// Left-aligned columns, two spaces apart.
-/// One row per subscription (a topic without any gets one row of its own).
+/// The lease's holder, then one row per node.
 fn render_cluster(v: &Value) -> String {
     let lease = &v["lease"];
     let holder = match (lease["holder"].as_str(), lease["live"].as_bool()) {
@@ -419,6 +429,11 @@ fn render_cluster(v: &Value) -> String {
                 text(&n["id"]),
                 text(&n["url"]),
                 format!("{} ms ago", text(&n["heartbeat_age_ms"])),
+                if n["draining"].as_bool() == Some(true) {
+                    "draining".into()
+                } else {
+                    "candidate".into()
+                },
                 text(&n["owns"]),
             ]
         })
@@ -426,10 +441,11 @@ fn render_cluster(v: &Value) -> String {
     format!(
         "asked: {}\nstore held by: {holder}\n{}",
         text(&v["node"]),
-        table(&["NODE", "URL", "HEARTBEAT", "OWNS"], &rows)
+        table(&["NODE", "URL", "HEARTBEAT", "STATE", "OWNS"], &rows)
     )
 }
 
+/// One row per subscription (a topic without any gets one row of its own).
 fn render_topics(v: &Value) -> String {
     let mut rows = Vec::new();
     for t in v["topics"].as_array().into_iter().flatten() {
@@ -470,6 +486,7 @@ fn render_topics(v: &Value) -> String {
     )
 }
 
+/// Left-aligned columns, two spaces apart.
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
@@ -701,7 +718,7 @@ pub enum AdminCommand {
     Clock(Option<ClockAction>),
     Faults(Option<FaultsAction>),
     Topics,
-    Cluster,
+    Cluster(Option<ClusterAction>),
     Reset {
         queue: Option<String>,
     },
@@ -789,8 +806,20 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
             let t = render_topics(&v);
             (v, t)
         }
-        AdminCommand::Cluster => {
-            let v = client.ok("GET", "/_retsu/cluster", None)?;
+        AdminCommand::Cluster(action) => {
+            let v = match action.clone().unwrap_or(ClusterAction::Show) {
+                ClusterAction::Show => client.ok("GET", "/_retsu/cluster", None)?,
+                ClusterAction::Drain { node } => client.ok(
+                    "POST",
+                    "/_retsu/cluster/drain",
+                    Some(&json!({ "node": node })),
+                )?,
+                ClusterAction::Undrain { node } => client.ok(
+                    "POST",
+                    "/_retsu/cluster/undrain",
+                    Some(&json!({ "node": node })),
+                )?,
+            };
             let t = render_cluster(&v);
             (v, t)
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::admin_cli::{AdminArgs, AdminCommand, ClockAction, FaultsAction};
+use crate::admin_cli::{AdminArgs, AdminCommand, ClockAction, ClusterAction, FaultsAction};
 use crate::config::file::{ConfigError, FileConfig, QueuePlan, Source};
 use crate::config::Config;
 
@@ -121,8 +121,10 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
-    /// Show a cluster's nodes, their heartbeats, and which holds the store (GET /_retsu/cluster).
+    /// Show a cluster's nodes, their heartbeats, and which holds the store (GET /_retsu/cluster); drain or undrain a node.
     Cluster {
+        #[command(subcommand)]
+        action: Option<ClusterAction>,
         #[command(flatten)]
         admin: AdminArgs,
     },
@@ -177,7 +179,7 @@ impl Command {
             ),
             Command::Clock { action, admin } => (AdminCommand::Clock(action.clone()), admin),
             Command::Topics { admin } => (AdminCommand::Topics, admin),
-            Command::Cluster { admin } => (AdminCommand::Cluster, admin),
+            Command::Cluster { action, admin } => (AdminCommand::Cluster(action.clone()), admin),
             Command::Faults { action, admin } => (AdminCommand::Faults(action.clone()), admin),
             Command::Reset { queue, admin } => (
                 AdminCommand::Reset {

@@ -13,10 +13,14 @@
 //! - SQS requests by action and outcome (`ok` or the error code), and a
 //!   latency histogram per action, counted by the HTTP layer.
 //!
+//! - On a cluster node, every series carries `node="<id>"`: each node
+//!   shows what it owns.
+//!
 //! The hot path only bumps plain counters under one short lock (events are
 //! keyed by their queue's shared key, so no label is built per event);
 //! the label sets and the exposition are built when someone scrapes.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -176,9 +180,11 @@ impl Metrics {
         }
     }
 
-    /// The exposition: queue gauges read from `engine` now, and the counters.
-    pub fn render(&self, engine: &Engine, ctx: &RequestContext) -> String {
-        let mut registry = Registry::with_prefix("retsu");
+    /// The exposition: queue gauges read from `engine` now, and the
+    /// counters; on a cluster node every series is labelled with its id.
+    pub fn render(&self, engine: &Engine, ctx: &RequestContext, node: Option<&str>) -> String {
+        let node = node.map(|n| (Cow::Borrowed("node"), Cow::Owned(n.to_string())));
+        let mut registry = Registry::with_prefix_and_labels("retsu", node.into_iter());
 
         let messages = Family::<StateLabels, Gauge>::default();
         let oldest = Family::<QueueLabels, Gauge>::default();

@@ -542,3 +542,181 @@ async fn a_commit_after_the_lease_moved_is_fenced_and_writes_nothing() {
     });
     assert_eq!(stored, ["before"]);
 }
+
+/// `POST /_retsu/cluster/drain` (and `retsu cluster drain`): the drained
+/// holder hands the lease over at once, not when it lapses, and keeps
+/// forwarding; the virtual clock and every message follow the lease; the
+/// last node that could hold the lease cannot be drained; each node's
+/// `/metrics` shows what it owns, labelled with its id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drained_holder_hands_over_at_once_with_the_clock_and_keeps_forwarding() {
+    if no_postgres() {
+        return;
+    }
+    let long = Duration::from_secs(30);
+    let c = Cluster::start("drain", 3, long).await;
+    let holder = c.wait_for_holder(Duration::from_secs(10)).await;
+    let q = create_queue_via(&client(&c, other(holder)), "q", &[]).await;
+    client(&c, holder)
+        .send_message()
+        .queue_url(&q)
+        .message_body("kept")
+        .send()
+        .await
+        .unwrap();
+    let raw = reqwest::Client::new();
+    let post = |i: usize, path: &str, body: serde_json::Value| {
+        raw.post(format!("{}{path}", c.nodes[i].endpoint()))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+    };
+    // The cluster's clock, moved through a node that does not hold the lease.
+    post(
+        other(holder),
+        "/_retsu/clock",
+        serde_json::json!({"freeze": true}),
+    )
+    .await
+    .unwrap();
+    let moved: serde_json::Value = post(
+        other(holder),
+        "/_retsu/clock",
+        serde_json::json!({"advance": "1h"}),
+    )
+    .await
+    .unwrap()
+    .text()
+    .await
+    .map(|t| serde_json::from_str(&t).unwrap())
+    .unwrap();
+    let frozen_at = moved["now_ms"].as_u64().unwrap();
+    let metrics = |i: usize| {
+        let url = format!("{}/metrics", c.nodes[i].endpoint());
+        async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
+    };
+    let held = |id: &str, v: u8| format!("retsu_cluster_lease_held{{node=\"{id}\"}} {v}");
+    let text = metrics(holder).await;
+    assert!(text.contains(&held(&c.nodes[holder].id, 1)), "{text}");
+    assert!(
+        text.contains(&format!("node=\"{}\"", c.nodes[holder].id)) && text.contains("queue=\"q\""),
+        "{text}"
+    );
+
+    // Drained through the CLI at another node.
+    let out = process::retsu()
+        .args([
+            "cluster",
+            "drain",
+            &c.nodes[holder].id,
+            "--endpoint",
+            &c.nodes[other(holder)].endpoint(),
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("draining"), "{shown}");
+    let drained = Instant::now();
+    let next = loop {
+        let now = c.wait_for_holder(Duration::from_secs(10)).await;
+        if now != holder {
+            break now;
+        }
+        assert!(
+            drained.elapsed() < Duration::from_secs(10),
+            "the drained holder kept the lease"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(drained.elapsed() < long / 3, "{:?}", drained.elapsed());
+    let v = c.view(next).await.unwrap();
+    let row = |v: &serde_json::Value, id: &str| {
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(row(&v, &c.nodes[holder].id)["draining"], true, "{v}");
+    assert_eq!(row(&v, &c.nodes[next].id)["holds_lease"], true, "{v}");
+
+    // The new holder adopted the cluster's clock; the drained node forwards.
+    let clock: serde_json::Value =
+        reqwest::get(format!("{}/_retsu/clock", c.nodes[holder].endpoint()))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap();
+    assert_eq!(clock["frozen"], true, "{clock}");
+    assert_eq!(clock["now_ms"].as_u64(), Some(frozen_at), "{clock}");
+    assert_eq!(bodies(&client(&c, holder), &q).await, ["kept"]);
+    let text = metrics(holder).await;
+    assert!(text.contains(&held(&c.nodes[holder].id, 0)), "{text}");
+    assert!(
+        !text.contains("queue=\"q\""),
+        "a node that owns nothing shows no queue: {text}"
+    );
+    let text = metrics(next).await;
+    assert!(text.contains(&held(&c.nodes[next].id, 1)), "{text}");
+    assert!(
+        text.contains(&format!("node=\"{}\"", c.nodes[next].id)) && text.contains("queue=\"q\""),
+        "{text}"
+    );
+
+    // The third node drained too; then the holder is the last candidate.
+    let third = (0..3).find(|i| *i != holder && *i != next).unwrap();
+    let r = post(
+        next,
+        "/_retsu/cluster/drain",
+        serde_json::json!({"node": c.nodes[third].id}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = post(
+        third,
+        "/_retsu/cluster/drain",
+        serde_json::json!({"node": c.nodes[next].id}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 409);
+    assert!(r.text().await.unwrap().contains("last live node"));
+    let r = post(
+        third,
+        "/_retsu/cluster/drain",
+        serde_json::json!({"node": "nobody"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = post(
+        third,
+        "/_retsu/cluster/drain",
+        serde_json::json!({"nod": "x"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(c.wait_for_holder(Duration::from_secs(5)).await, next);
+    // Undrained, the first node may hold the lease again.
+    let r = post(
+        next,
+        "/_retsu/cluster/undrain",
+        serde_json::json!({"node": c.nodes[holder].id}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: serde_json::Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    assert_eq!(row(&v, &c.nodes[holder].id)["draining"], false, "{v}");
+}

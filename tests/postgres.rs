@@ -102,7 +102,7 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
     });
     let err = refused(&url);
     assert!(
-        err.contains("format 99") && err.contains("reads format 2"),
+        err.contains("format 99") && err.contains("reads format 3"),
         "{err}"
     );
     let format: String = pg::with_client(&url, |c| {
@@ -111,6 +111,57 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
             .get(0)
     });
     assert_eq!(format, "99");
+}
+
+/// A store of an older format is migrated in place at start: format 2
+/// lacked the drain column and the cluster's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_format_is_migrated_with_its_queues() {
+    if no_postgres() {
+        return;
+    }
+    let url = pg::fresh_database("format2");
+    let s = start(&url, &[]);
+    create_queue_via(&s.client("us-east-1"), "kept", &[]).await;
+    drop(s);
+    pg::with_client(&url, |c| {
+        c.batch_execute(
+            "ALTER TABLE retsu.nodes DROP COLUMN draining; DROP TABLE retsu.clock;
+             UPDATE retsu.meta SET value = '2' WHERE key = 'format'",
+        )
+        .unwrap()
+    });
+    let s = start(&url, &[]);
+    drop(s);
+    let (format, columns, clock): (String, i64, i64) = pg::with_client(&url, |c| {
+        let format = c
+            .query_one("SELECT value FROM retsu.meta WHERE key = 'format'", &[])
+            .unwrap()
+            .get(0);
+        let columns = c
+            .query_one(
+                "SELECT count(*) FROM information_schema.columns
+                 WHERE table_schema = 'retsu' AND table_name = 'nodes' AND column_name = 'draining'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        let clock = c
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'retsu' AND tablename = 'clock'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        (format, columns, clock)
+    });
+    assert_eq!((format.as_str(), columns, clock), ("3", 1, 1));
+    let queues: i64 = pg::with_client(&url, |c| {
+        c.query_one("SELECT count(*) FROM retsu.queues", &[])
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(queues, 1, "the queue made before the migration is kept");
 }
 
 fn start(url: &str, extra: &[&str]) -> Running {

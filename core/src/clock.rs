@@ -240,6 +240,33 @@ impl ControlledClock {
         self.change(|c| place(c, to_ms));
     }
 
+    /// What the clock is set to: frozen at a time, or running at an
+    /// offset from system time (what a cluster stores for the next owner).
+    pub fn setting(&self) -> (Option<u64>, i64) {
+        let frozen = self.inner.frozen_at.load(Ordering::SeqCst);
+        (
+            (frozen != RUNNING).then_some(frozen),
+            self.inner.offset.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Takes a stored [`ControlledClock::setting`] as it is, even if that
+    /// is behind this clock: the store is the cluster's clock.
+    pub fn adopt(&self, frozen_at: Option<u64>, offset_ms: i64) {
+        self.change(|c| {
+            c.offset.store(offset_ms, Ordering::SeqCst);
+            c.frozen_at.store(
+                frozen_at.map_or(RUNNING, |f| f.min(RUNNING - 1)),
+                Ordering::SeqCst,
+            );
+        });
+    }
+
+    /// Changes on every freeze, resume, advance, set, reset or adopt.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changed.subscribe()
+    }
+
     /// Back to plain system time, running (`POST /_retsu/reset`).
     pub fn reset(&self) -> ClockStatus {
         self.change(|c| {

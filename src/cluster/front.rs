@@ -21,7 +21,7 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 use super::forward::{Pool, HOP_BY_HOP};
-use super::membership::View;
+use super::membership::{Drain, Membership, View};
 use crate::error::SqsError;
 use crate::server::HttpService;
 
@@ -56,6 +56,10 @@ pub struct Front {
     /// holder did not answer): the lease may have moved.
     pub stale: tokio::sync::Notify,
     pool: Arc<Pool>,
+    /// The rows, for the admin API's drain and undrain.
+    rows: tokio::sync::Mutex<Option<Membership>>,
+    /// Requests this node passed on to the holder.
+    forwarded: AtomicU64,
 }
 
 impl Front {
@@ -82,6 +86,8 @@ impl Front {
             holder_at: RwLock::new(None),
             stale: tokio::sync::Notify::new(),
             pool: Arc::new(Pool::default()),
+            rows: tokio::sync::Mutex::new(None),
+            forwarded: AtomicU64::new(0),
         }
     }
 
@@ -110,6 +116,18 @@ impl Front {
 
     pub fn serve_locally(&self, service: HttpService) {
         *self.local.write().unwrap_or_else(|p| p.into_inner()) = Some(service);
+    }
+
+    /// Stops answering from this node's engine (it is handing the lease
+    /// over): requests go to the next holder once the rows name one.
+    pub fn stop_serving_locally(&self) {
+        *self.local.write().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.holder_at.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Where the admin API's drain and undrain write.
+    pub async fn set_rows(&self, rows: Membership) {
+        *self.rows.lock().await = Some(rows);
     }
 
     pub fn set_view(&self, view: View) {
@@ -146,13 +164,15 @@ impl Front {
     }
 
     pub async fn call(self: Arc<Self>, req: hyper::Request<Incoming>) -> axum::response::Response {
-        if req.method() == Method::GET {
-            match req.uri().path() {
-                "/_retsu/cluster" => return self.cluster_view(req.headers()),
-                // This node is up, whichever holds the lease.
-                "/health" => return "ok".into_response(),
-                _ => {}
-            }
+        match (req.method(), req.uri().path()) {
+            (&Method::GET, "/_retsu/cluster") => return self.cluster_view(req.headers()),
+            (&Method::POST, "/_retsu/cluster/drain") => return self.drain(req, true).await,
+            (&Method::POST, "/_retsu/cluster/undrain") => return self.drain(req, false).await,
+            // This node is up, whichever holds the lease.
+            (&Method::GET, "/health") => return "ok".into_response(),
+            // What this node owns, labelled with its id.
+            (&Method::GET, "/metrics") => return self.metrics(req).await,
+            _ => {}
         }
         let protocol = crate::protocol::protocol_from_headers(req.headers());
         let unavailable = |why: &str| {
@@ -234,6 +254,7 @@ impl Front {
             parts.uri = hyper::Uri::from(pq);
         }
         let req = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
+        self.forwarded.fetch_add(1, Ordering::Relaxed);
         match self.pool.send(&authority, req).await {
             Ok(answer) => answer,
             Err(e) => {
@@ -244,22 +265,172 @@ impl Front {
         }
     }
 
+    /// `GET /metrics`: the holder's engine metrics (labelled with its id
+    /// by its server), then this node's part in the cluster: whether it
+    /// holds the lease, how many nodes it sees, what it passed on.
+    async fn metrics(&self, req: hyper::Request<Incoming>) -> axum::response::Response {
+        use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
+        let mut text = String::new();
+        let serving = self.answering();
+        if let (true, Some(local)) = (serving, self.local()) {
+            let answer = hyper::service::Service::call(&local, req)
+                .await
+                .unwrap_or_else(|never| match never {});
+            if answer.status() == StatusCode::OK {
+                use http_body_util::BodyExt;
+                if let Ok(body) = answer.into_body().collect().await {
+                    let owned = String::from_utf8_lossy(&body.to_bytes()).into_owned();
+                    text.push_str(owned.trim_end().trim_end_matches("# EOF").trim_end());
+                    text.push('\n');
+                }
+            }
+        }
+        let node = [(
+            std::borrow::Cow::Borrowed("node"),
+            std::borrow::Cow::Owned(self.node.clone()),
+        )];
+        let mut registry = prometheus_client::registry::Registry::with_prefix_and_labels(
+            "retsu_cluster",
+            node.into_iter(),
+        );
+        let held = Gauge::<i64>::default();
+        held.set(i64::from(serving && self.local().is_some()));
+        registry.register(
+            "lease_held",
+            "1 while this node holds the store's lease and serves it",
+            held,
+        );
+        let nodes = Gauge::<i64>::default();
+        let seen = self
+            .view
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .nodes
+            .len();
+        nodes.set(seen as i64);
+        registry.register(
+            "nodes",
+            "Nodes registered in the cluster, as this node last read",
+            nodes,
+        );
+        let forwarded = Counter::<u64>::default();
+        forwarded.inc_by(self.forwarded.load(Ordering::Relaxed));
+        registry.register(
+            "forwarded_requests",
+            "Requests this node passed on to the lease holder",
+            forwarded,
+        );
+        if prometheus_client::encoding::text::encode(&mut text, &registry).is_err() {
+            text.push_str("# EOF\n");
+        }
+        let mut response = axum::response::Response::new(axum::body::Body::from(text));
+        response.headers_mut().insert(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+        );
+        response
+    }
+
+    /// The admin token's check: the refusal, when it fails.
+    fn refused_admin(&self, headers: &HeaderMap) -> Option<axum::response::Response> {
+        let token = self.admin_token.as_ref()?;
+        let given = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        (given != Some(token.as_str())).then(|| {
+            json_response(
+                StatusCode::UNAUTHORIZED,
+                json!({
+                    "error": "this server needs the admin token: Authorization: Bearer <token>"
+                }),
+            )
+        })
+    }
+
+    /// `POST /_retsu/cluster/drain` and `/undrain` with `{"node": "<id>"}`
+    /// (this node when the body names none): a drained node hands the
+    /// lease over within a quarter lease and takes it no more until it is
+    /// undrained or restarted. Answers with the cluster's view.
+    async fn drain(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+        draining: bool,
+    ) -> axum::response::Response {
+        if let Some(refused) = self.refused_admin(req.headers()) {
+            return refused;
+        }
+        let bad = |status, message: String| json_response(status, json!({ "error": message }));
+        let (parts, body) = req.into_parts();
+        let body = match crate::server::read_body_within(
+            self.body_timeout,
+            &parts.headers,
+            axum::body::Body::new(body),
+        )
+        .await
+        {
+            Ok(body) => body,
+            Err(_) => return bad(StatusCode::BAD_REQUEST, "cannot read the body".into()),
+        };
+        let node = if body.iter().all(u8::is_ascii_whitespace) {
+            self.node.clone()
+        } else {
+            match serde_json::from_slice::<serde_json::Value>(&body) {
+                Ok(v) => match v.get("node").and_then(|n| n.as_str()) {
+                    Some(node) => node.to_string(),
+                    None => {
+                        return bad(
+                            StatusCode::BAD_REQUEST,
+                            "give the node to drain as {\"node\": \"<id>\"}".into(),
+                        )
+                    }
+                },
+                Err(e) => {
+                    return bad(
+                        StatusCode::BAD_REQUEST,
+                        format!("the body is not JSON: {e}"),
+                    )
+                }
+            }
+        };
+        let mut rows = self.rows.lock().await;
+        let Some(rows) = rows.as_mut() else {
+            return bad(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this node is still starting".into(),
+            );
+        };
+        match rows.set_draining(&node, draining).await {
+            Ok(Drain::Done) => {}
+            Ok(Drain::NoSuchNode) => {
+                return bad(
+                    StatusCode::NOT_FOUND,
+                    format!("no node {node:?} in this cluster"),
+                )
+            }
+            Ok(Drain::LastCandidate) => {
+                return bad(
+                    StatusCode::CONFLICT,
+                    format!("node {node:?} is the last live node that is not draining: draining it would leave every queue and topic without an owner; start or undrain another node first"),
+                )
+            }
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        }
+        tracing::info!(node = %node, draining, "cluster node drain changed through the admin API");
+        if let Ok(view) = rows.view().await {
+            self.set_view(view);
+        }
+        // The node's loop reads the rows now: a drained holder hands over.
+        self.stale.notify_one();
+        self.cluster_view(&parts.headers)
+    }
+
     /// `GET /_retsu/cluster`: the nodes, their heartbeats, and which holds
     /// the store (and so owns every queue and topic).
     fn cluster_view(&self, headers: &HeaderMap) -> axum::response::Response {
-        if let Some(token) = &self.admin_token {
-            let given = headers
-                .get(axum::http::header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "));
-            if given != Some(token.as_str()) {
-                return json_response(
-                    StatusCode::UNAUTHORIZED,
-                    json!({
-                        "error": "this server needs the admin token: Authorization: Bearer <token>"
-                    }),
-                );
-            }
+        if let Some(refused) = self.refused_admin(headers) {
+            return refused;
         }
         let (view, read) = self.view.read().unwrap_or_else(|p| p.into_inner()).clone();
         let live = view.lease.expires_in_ms.is_some_and(|ms| ms > 0);
@@ -274,6 +445,7 @@ impl Front {
                     "heartbeat_age_ms": n.heartbeat_age_ms,
                     "up_ms": n.up_ms,
                     "holds_lease": holds,
+                    "draining": n.draining,
                     "owns": if holds { "every queue and topic" } else { "nothing (forwards)" },
                 })
             })
@@ -289,9 +461,9 @@ impl Front {
                     "live": live,
                 },
                 // Holds the lease and has loaded the store.
-            "serving": self.answering() && self.local().is_some(),
-            // How old this node's view is (it reads the rows every quarter lease).
-            "view_age_ms": read.map(|t| t.elapsed().as_millis() as u64),
+                "serving": self.answering() && self.local().is_some(),
+                // How old this node's view is (it reads the rows every quarter lease).
+                "view_age_ms": read.map(|t| t.elapsed().as_millis() as u64),
                 "nodes": nodes,
             }),
         )

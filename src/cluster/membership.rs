@@ -5,7 +5,13 @@
 
 use std::time::Duration;
 
-use tokio_postgres::{Client, NoTls};
+use std::sync::Arc;
+
+use tokio_postgres::{AsyncMessage, Client, NoTls};
+
+/// The channel a node NOTIFYs when the others should read the rows now:
+/// the lease was given up, or a node was drained.
+const CHANNEL: &str = "retsu_cluster";
 
 /// One node as the cluster's rows show it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -15,6 +21,8 @@ pub struct NodeRow {
     /// Since the node last renewed its row.
     pub heartbeat_age_ms: i64,
     pub up_ms: i64,
+    /// Drained: gives the lease up and takes it no more.
+    pub draining: bool,
 }
 
 /// Who holds the store's lease.
@@ -30,11 +38,27 @@ pub struct LeaseRow {
     pub holder_url: Option<String>,
 }
 
+/// What asking to drain a node did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drain {
+    Done,
+    NoSuchNode,
+    /// Every other live node is draining already.
+    LastCandidate,
+}
+
 /// What one look at the rows shows.
 #[derive(Debug, Clone, Default)]
 pub struct View {
     pub lease: LeaseRow,
     pub nodes: Vec<NodeRow>,
+}
+
+impl View {
+    /// Whether `node` is drained.
+    pub fn draining(&self, node: &str) -> bool {
+        self.nodes.iter().any(|n| n.id == node && n.draining)
+    }
 }
 
 pub struct Membership {
@@ -46,6 +70,8 @@ pub struct Membership {
     instance: i64,
     lease_ms: i64,
     shown: String,
+    /// Woken by a notice on [`CHANNEL`].
+    wake: Arc<tokio::sync::Notify>,
 }
 
 impl Membership {
@@ -64,20 +90,56 @@ impl Membership {
             instance: rand::random::<i64>(),
             lease_ms: lease.as_millis() as i64,
             shown,
+            wake: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// The same node's rows on a connection of its own (for a task that
+    /// runs beside the node's loop).
+    pub fn another(&self) -> Membership {
+        Membership {
+            config: self.config.clone(),
+            client: None,
+            node: self.node.clone(),
+            url: self.url.clone(),
+            instance: self.instance,
+            lease_ms: self.lease_ms,
+            shown: self.shown.clone(),
+            wake: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    /// Notified when another node asks every node to read the rows now.
+    pub fn notices(&self) -> Arc<tokio::sync::Notify> {
+        self.wake.clone()
     }
 
     /// The connection, made again when it was lost.
     async fn client(&mut self) -> Result<&Client, String> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
-            let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+            let describe = |e: tokio_postgres::Error| {
                 format!(
                     "cannot connect to PostgreSQL {}: {}",
                     self.shown,
                     crate::journal::describe_postgres_error(&e)
                 )
-            })?;
-            tokio::spawn(connection);
+            };
+            let (client, mut connection) = self.config.connect(NoTls).await.map_err(describe)?;
+            // The connection runs here, passing the cluster's notices on.
+            let wake = self.wake.clone();
+            tokio::spawn(async move {
+                loop {
+                    match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                        Some(Ok(AsyncMessage::Notification(_))) => wake.notify_one(),
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => return,
+                    }
+                }
+            });
+            client
+                .batch_execute(&format!("LISTEN {CHANNEL}"))
+                .await
+                .map_err(describe)?;
             self.client = Some(client);
         }
         Ok(self.client.as_ref().expect("connected above"))
@@ -114,7 +176,7 @@ impl Membership {
             .rows(
                 "INSERT INTO retsu.nodes (id, url, instance, heartbeat) VALUES ($1, $2, $3, now())
                  ON CONFLICT (id) DO UPDATE SET url = excluded.url, instance = excluded.instance,
-                    started = now(), heartbeat = now()
+                    started = now(), heartbeat = now(), draining = false
                  WHERE retsu.nodes.heartbeat < now() - $4::bigint * interval '1 millisecond'
                     OR retsu.nodes.instance = excluded.instance
                  RETURNING id",
@@ -144,7 +206,9 @@ impl Membership {
             .rows(
                 "UPDATE retsu.lease SET node = $1, epoch = epoch + 1,
                     expires = now() + $2::bigint * interval '1 millisecond'
-                 WHERE id = 1 AND expires < now() RETURNING epoch",
+                 WHERE id = 1 AND expires < now()
+                    AND NOT EXISTS (SELECT 1 FROM retsu.nodes WHERE id = $1 AND draining)
+                 RETURNING epoch",
                 &[&node, &lease],
             )
             .await?;
@@ -170,7 +234,10 @@ impl Membership {
     pub async fn release(&mut self, epoch: i64) -> Result<(), String> {
         let node = self.node.clone();
         self.rows(
-            "UPDATE retsu.lease SET expires = '-infinity' WHERE id = 1 AND node = $1 AND epoch = $2",
+            "WITH released AS (
+                UPDATE retsu.lease SET expires = '-infinity'
+                WHERE id = 1 AND node = $1 AND epoch = $2 RETURNING 1)
+             SELECT pg_notify('retsu_cluster', 'released') FROM released",
             &[&node, &epoch],
         )
         .await
@@ -212,7 +279,7 @@ impl Membership {
         let nodes = self
             .rows(
                 "SELECT id, url, (extract(epoch FROM now() - heartbeat) * 1000)::bigint,
-                    (extract(epoch FROM now() - started) * 1000)::bigint
+                    (extract(epoch FROM now() - started) * 1000)::bigint, draining
                  FROM retsu.nodes ORDER BY id",
                 &[],
             )
@@ -223,8 +290,70 @@ impl Membership {
                 url: r.get(1),
                 heartbeat_age_ms: r.get(2),
                 up_ms: r.get(3),
+                draining: r.get(4),
             })
             .collect();
         Ok(View { lease, nodes })
+    }
+
+    /// Drains `node` (or lets it serve again). Draining the last node
+    /// that could hold the lease would leave the queues with no owner, so
+    /// it is refused. `Err`: the database could not be asked.
+    pub async fn set_draining(&mut self, node: &str, draining: bool) -> Result<Drain, String> {
+        let lease = self.lease_ms;
+        let rows = self
+            .rows(
+                "WITH changed AS (
+                    UPDATE retsu.nodes SET draining = $2 WHERE id = $1
+                    AND (NOT $2 OR EXISTS (SELECT 1 FROM retsu.nodes o WHERE o.id <> $1
+                        AND NOT o.draining
+                        AND o.heartbeat > now() - $3::bigint * interval '1 millisecond'))
+                    RETURNING id)
+                 SELECT pg_notify('retsu_cluster', 'drained') FROM changed",
+                &[&node, &draining, &lease],
+            )
+            .await?;
+        if !rows.is_empty() {
+            return Ok(Drain::Done);
+        }
+        let known = self
+            .rows("SELECT 1 FROM retsu.nodes WHERE id = $1", &[&node])
+            .await?;
+        Ok(if known.is_empty() {
+            Drain::NoSuchNode
+        } else {
+            Drain::LastCandidate
+        })
+    }
+
+    /// The cluster's virtual clock as stored: frozen at a time (epoch
+    /// milliseconds) or running at an offset from system time.
+    pub async fn clock(&mut self) -> Result<Option<(Option<i64>, i64)>, String> {
+        let rows = self
+            .rows(
+                "SELECT frozen_at, offset_ms FROM retsu.clock WHERE id = 1",
+                &[],
+            )
+            .await?;
+        Ok(rows.first().map(|r| (r.get(0), r.get(1))))
+    }
+
+    /// Stores the clock, only while this node holds the lease taken at
+    /// `epoch` (the same fence every commit passes).
+    pub async fn store_clock(
+        &mut self,
+        epoch: i64,
+        frozen_at: Option<i64>,
+        offset_ms: i64,
+    ) -> Result<(), String> {
+        let node = self.node.clone();
+        self.rows(
+            "WITH fenced AS (SELECT retsu.fence($1, $2))
+             INSERT INTO retsu.clock (id, frozen_at, offset_ms) SELECT 1, $3, $4 FROM fenced
+             ON CONFLICT (id) DO UPDATE SET frozen_at = excluded.frozen_at, offset_ms = excluded.offset_ms",
+            &[&node, &epoch, &frozen_at, &offset_ms],
+        )
+        .await
+        .map(|_| ())
     }
 }

@@ -23,6 +23,7 @@
 //! The core knows nothing of this: the cluster wraps the same server
 //! (`server::start_with_services`) a single node runs.
 
+mod clock;
 mod forward;
 mod front;
 mod membership;
@@ -138,6 +139,22 @@ struct Owned {
     server: crate::server::RunningServer,
     journal: Arc<Journal>,
     epoch: i64,
+    /// Stores the clock's changes (`clock.rs`).
+    clock: clock::Keeper,
+}
+
+impl Owned {
+    /// Stops the engine (waiting long polls answer), commits what it
+    /// answered, and gives the lease up so another node takes it at once.
+    async fn give_up(self, members: &mut Membership) {
+        drop(self.clock);
+        let _ = self.server.shutdown().await;
+        let journal = self.journal.clone();
+        let _ = tokio::task::spawn_blocking(move || journal.close()).await;
+        if let Err(e) = members.release(self.epoch).await {
+            tracing::warn!("cannot release the store's lease (it lapses by itself): {e}");
+        }
+    }
 }
 
 /// A running cluster node (in this process).
@@ -196,6 +213,7 @@ impl Node {
         if let Ok(view) = members.view().await {
             front.set_view(view);
         }
+        front.set_rows(members.another()).await;
         let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
             Ok(l) => l,
             Err(e) => {
@@ -330,6 +348,7 @@ async fn run(
     let mut loading: Option<tokio::task::JoinHandle<Result<Owned, String>>> = None;
     let mut epoch: Option<i64> = None;
     let every = settings.lease / 4;
+    let notices = members.notices();
     'life: loop {
         let sent = Instant::now();
         match members.beat().await {
@@ -376,7 +395,12 @@ async fn run(
                         clock.clone(),
                         engine.clone(),
                     );
+                    let clock_rows = members.another();
+                    let retry = settings.lease / 4;
                     loading = Some(tokio::spawn(async move {
+                        // The cluster's clock before the store: the
+                        // store's deadlines are read on it.
+                        let keeper = clock::keep(clock_rows, e, clock.clone(), retry).await?;
                         let owned = own(
                             config,
                             plan,
@@ -387,6 +411,7 @@ async fn run(
                             front.clone(),
                             exit,
                             reached_at,
+                            keeper,
                         )
                         .await?;
                         // Served from now, not from the next renewal.
@@ -429,9 +454,28 @@ async fn run(
                 }
             }
         }
+        let mut draining = false;
         match members.view().await {
-            Ok(view) => front.set_view(view),
+            Ok(view) => {
+                draining = view.draining(&settings.node);
+                front.set_view(view);
+            }
             Err(e) => tracing::debug!("cluster view: {e}"),
+        }
+        if draining && epoch.is_some() {
+            tracing::info!("this node is drained: handing the store's lease over");
+            front.stop_serving_locally();
+            *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            if let Some(l) = loading.take() {
+                if let Ok(Ok(o)) = l.await {
+                    owned = Some(o);
+                }
+            }
+            if let Some(o) = owned.take() {
+                o.give_up(&mut members).await;
+            }
+            epoch = None;
+            front.stale.notify_one();
         }
         let pause = every.saturating_sub(sent.elapsed());
         let tick = tokio::time::sleep(pause);
@@ -447,6 +491,8 @@ async fn run(
                     false
                 }
                 _ = front.stale.notified() => true,
+                // The lease was given up or a node drained: a whole tick now.
+                _ = notices.notified() => false,
             };
             if !stale {
                 break;
@@ -454,7 +500,14 @@ async fn run(
             // Between ticks only the view is read, and not more often than this.
             tokio::time::sleep(STALE_VIEW_PAUSE).await;
             match members.view().await {
-                Ok(view) => front.set_view(view),
+                Ok(view) => {
+                    let hand_over = epoch.is_some() && view.draining(&settings.node);
+                    front.set_view(view);
+                    if hand_over {
+                        // At once, not at the next tick.
+                        break;
+                    }
+                }
                 Err(e) => tracing::debug!("cluster view: {e}"),
             }
         }
@@ -470,12 +523,7 @@ async fn run(
     }
     *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
     if let Some(o) = owned {
-        let _ = o.server.shutdown().await;
-        let journal = o.journal.clone();
-        let _ = tokio::task::spawn_blocking(move || journal.close()).await;
-        if let Err(e) = members.release(o.epoch).await {
-            tracing::warn!("cannot release the store's lease (it lapses by itself): {e}");
-        }
+        o.give_up(&mut members).await;
     }
     let _ = members.leave().await;
 }
@@ -495,8 +543,10 @@ async fn own(
     front: Arc<Front>,
     exit: bool,
     reached_at: String,
+    clock_keeper: clock::Keeper,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
+    let node_id = node.clone();
     let fence = Fence {
         node,
         epoch,
@@ -531,6 +581,8 @@ async fn own(
         // URLs that cannot come from a request's Host name the node's port,
         // not the engine's loopback one.
         reached_at: Some(config.reached_at.clone().unwrap_or(reached_at)),
+        // Its metrics are labelled with the node's id.
+        node_id: Some(node_id),
         ..(*config).clone()
     };
     let server = crate::server::start_with_services(inner, engine, services)
@@ -540,5 +592,6 @@ async fn own(
         server,
         journal,
         epoch,
+        clock: clock_keeper,
     })
 }

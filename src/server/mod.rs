@@ -73,6 +73,8 @@ struct AppState {
     /// SNS, on the same engine and port.
     sns: Arc<retsu_core::sns::Sns>,
     signer: Arc<crate::notification_signing::LazySigner>,
+    /// A cluster node's id, which labels its metrics.
+    node: Option<String>,
 }
 
 /// A server accepting connections. Dropping it (and every
@@ -194,6 +196,11 @@ pub async fn start_with_services(
         metrics: metrics.clone(),
         console: !config.no_admin,
         auth,
+        node: config
+            .cluster_secret
+            .is_some()
+            .then(|| config.node_id.clone())
+            .flatten(),
     });
     // GET /health for container health checks; no queue URL is /health,
     // and other methods there still reach the SQS handler.
@@ -410,7 +417,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
 /// `GET /metrics`: the Prometheus exposition (see `metrics.rs`).
 async fn scrape_metrics(State(state): State<Arc<AppState>>) -> axum::response::Response {
     let ctx = state.settings.default_context();
-    let body = state.metrics.render(&state.engine, &ctx);
+    let body = state
+        .metrics
+        .render(&state.engine, &ctx, state.node.as_deref());
     axum::response::Response::builder()
         .header(
             axum::http::header::CONTENT_TYPE,

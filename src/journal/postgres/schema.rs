@@ -99,6 +99,18 @@ BEGIN
 END $$;
 ";
 
+/// Format 3: a node can be drained (it gives the lease up and takes it
+/// no more), and the virtual clock is the cluster's, stored here: one row,
+/// frozen at a time or running at an offset from system time.
+const CLUSTER_3: &str = "
+ALTER TABLE retsu.nodes ADD COLUMN draining boolean NOT NULL DEFAULT false;
+CREATE TABLE retsu.clock (
+    id int PRIMARY KEY CHECK (id = 1),
+    frozen_at bigint,
+    offset_ms bigint NOT NULL
+);
+";
+
 /// Checks (or sets up) the format; returns the receipt-handle secret.
 /// Writes nothing to a database whose `retsu` schema is not this format.
 pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
@@ -133,6 +145,7 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
         let tx = client.transaction().await.map_err(err)?;
         tx.batch_execute(SCHEMA).await.map_err(err)?;
         tx.batch_execute(CLUSTER).await.map_err(err)?;
+        tx.batch_execute(CLUSTER_3).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
             &[
@@ -147,10 +160,18 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
         return Ok(secret);
     }
     let mut format = value(client, "format").await?;
-    if format.as_deref() == Some("1") {
-        // Format 1 is format 2 without the cluster's tables.
+    // Each older format is a prefix of this one: what it lacks is added.
+    let missing: &[&str] = match format.as_deref() {
+        Some("1") => &[CLUSTER, CLUSTER_3],
+        Some("2") => &[CLUSTER_3],
+        _ => &[],
+    };
+    if !missing.is_empty() {
+        let from = format.clone().unwrap_or_default();
         let tx = client.transaction().await.map_err(err)?;
-        tx.batch_execute(CLUSTER).await.map_err(err)?;
+        for part in missing {
+            tx.batch_execute(part).await.map_err(err)?;
+        }
         tx.execute(
             "UPDATE retsu.meta SET value = $1 WHERE key = 'format'",
             &[&FORMAT.to_string()],
@@ -158,7 +179,7 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
         .await
         .map_err(err)?;
         tx.commit().await.map_err(err)?;
-        tracing::info!("PostgreSQL store migrated from format 1 to {FORMAT}");
+        tracing::info!("PostgreSQL store migrated from format {from} to {FORMAT}");
         format = Some(FORMAT.to_string());
     }
     let written_by = value(client, "written_by")
