@@ -6,6 +6,7 @@
 #      the persistence tests again on `--store postgres://` against a
 #      throwaway PostgreSQL (scripts/postgres.sh installs it when missing),
 #   3. the web console end to end in headless chromium (scripts/console-test.sh),
+#      its cluster screen against two nodes on a throwaway PostgreSQL,
 #   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, aiobotocore, Celery, JavaScript v3 and v2,
 #      sqs-consumer, sqs-producer, Java SDK v2 and v1 on both protocols,
@@ -28,56 +29,68 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== cargo fmt --check"
+# Each step's start, in minutes since the run began, and a summary at the
+# end: the run has a time budget, and this shows where it goes.
+started=$SECONDS
+steps=()
+step() {
+  local at=$(( SECONDS - started ))
+  steps+=("$(printf '%3d:%02d  %s' $((at / 60)) $((at % 60)) "$1")")
+  echo "== [$(printf '%d:%02d' $((at / 60)) $((at % 60)))] $1"
+}
+trap 'step "end"; printf "%s\n" "== where the time went (start of each step):" "${steps[@]}"' EXIT
+
+step "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace
 
-echo "== the persistence suite, PostgreSQL's own tests and the cluster's on a throwaway PostgreSQL"
+step "the persistence suite, PostgreSQL's own tests and the cluster's on a throwaway PostgreSQL"
 # --nocapture: the kill -9 ledgers and the fault test's counts and
 # failover times are printed even when they pass.
-bash scripts/postgres.sh run cargo test --test persistence --test postgres --test cluster --test cluster_faults -- --nocapture
+bash scripts/postgres.sh run cargo test --workspace --test persistence --test postgres --test cluster --test cluster_faults -- --nocapture
 
 # Every integration test file that starts a TestServer, each server a
 # three-node cluster in the test's process behind a round-robin proxy
 # (tests/common/cluster.rs); the few tests a cluster cannot run say why.
-echo "== the SQS and SNS integration tests against a three-node cluster"
+step "the SQS and SNS integration tests against a three-node cluster"
 suite=()
 for f in $(grep -l 'TestServer::start' tests/*.rs); do
   suite+=(--test "$(basename "$f" .rs)")
 done
-RETSU_TEST_CLUSTER=1 bash scripts/postgres.sh run cargo test "${suite[@]}"
+RETSU_TEST_CLUSTER=1 bash scripts/postgres.sh run cargo test --workspace "${suite[@]}"
 
-echo "== web console end to end"
-bash scripts/console-test.sh
+step "web console end to end"
+# On a throwaway PostgreSQL: the cluster screen runs against two nodes.
+bash scripts/postgres.sh run bash scripts/console-test.sh
 
-echo "== compatibility matrix"
+step "compatibility matrix"
 bash compat/run.sh
 for tool in java mvn go; do
   command -v "$tool" >/dev/null 2>&1 || echo "NOTE: '$tool' not found: its compatibility columns were skipped (see COMPATIBILITY.md)"
 done
 
-echo "== --auth with aws-cli and boto3"
+step "--auth with aws-cli and boto3"
 RETSU_BIN="${RETSU_BIN:-target/release/retsu}" bash compat/auth-check.sh
 
 if [ -x scripts/bench.sh ]; then
-  echo "== benchmark smoke"
+  step "benchmark smoke"
   bash scripts/bench.sh --quick
 fi
 
-echo "== soak (30 s) and small abuse checks"
+step "soak (30 s) and small abuse checks"
 bash scripts/soak.sh --seconds 30
 
-echo "== fuzz targets (10 s each)"
+step "fuzz targets (10 s each)"
 FUZZ_SECONDS=10 bash scripts/fuzz.sh
 
-echo "== container image and compose file"
+step "container image and compose file"
 bash scripts/docker-check.sh
 
-echo "== packages (scripts/package.sh) and each language's sample project against dist/"
+step "packages (scripts/package.sh) and each language's sample project against dist/"
 bash scripts/package.sh
 bash scripts/sdk-test.sh dist

@@ -40,6 +40,7 @@ static FILES: &[(&str, &[u8])] = embed!(
     "views/message.js",
     "views/dlq.js",
     "views/time.js",
+    "views/cluster.js",
     "views/parts.js",
     "vendor/preact.module.js",
     "vendor/hooks.module.js",

@@ -12,6 +12,7 @@ import { QueueView } from './views/queue.js';
 import { MessageView } from './views/message.js';
 import { DeadLettersView } from './views/dlq.js';
 import { TimeView } from './views/time.js';
+import { ClusterView } from './views/cluster.js';
 
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -25,6 +26,7 @@ function parseRoute(hash) {
   }
   if (parts[0] === 'dead-letters') return { view: 'dlq' };
   if (parts[0] === 'time') return { view: 'time' };
+  if (parts[0] === 'cluster') return { view: 'cluster' };
   return { view: 'queues' };
 }
 
@@ -67,9 +69,21 @@ const NAV = [
   ['dlq', '#/dead-letters', 'Dead letters'],
   ['time', '#/time', 'Time & faults'],
 ];
+const CLUSTER_NAV = ['cluster', '#/cluster', 'Cluster'];
+
+/** Whether this server is a cluster node (it answers /_retsu/cluster); asked once. */
+function useIsCluster() {
+  const [is, setIs] = useState(false);
+  useEffect(() => {
+    admin('cluster').then(() => setIs(true), () => setIs(false));
+  }, []);
+  return is;
+}
 
 function App() {
   const route = useRoute();
+  const cluster = useIsCluster();
+  const nav = cluster || route.view === 'cluster' ? [...NAV, CLUSTER_NAV] : NAV;
   const firstRender = useRef(true);
   useEffect(() => {
     // Keyboard and screen-reader users land on the new screen's heading
@@ -91,6 +105,7 @@ function App() {
     case 'topics': view = html`<${TopicsView} selected=${route.topic} />`; break;
     case 'dlq': view = html`<${DeadLettersView} />`; break;
     case 'time': view = html`<${TimeView} />`; break;
+    case 'cluster': view = html`<${ClusterView} />`; break;
     default: view = html`<${QueuesView} />`;
   }
   return html`
@@ -98,7 +113,7 @@ function App() {
     <header class="top">
       <a class="brand" href="#/queues">Retsu</a>
       <nav aria-label="Main">
-        ${NAV.map(([id, href, label]) => html`<a href=${href} aria-current=${current === id ? 'page' : undefined}>${label}</a>`)}
+        ${nav.map(([id, href, label]) => html`<a href=${href} aria-current=${current === id ? 'page' : undefined}>${label}</a>`)}
       </nav>
       <div class="spacer"></div>
       <${ClockBadge} />

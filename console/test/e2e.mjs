@@ -11,7 +11,8 @@
 // it from this tree); RETSU_CONSOLE_DIR=console/static makes a binary built
 // earlier serve the files here instead.
 
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, mkdirSync, copyFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -29,7 +30,7 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const updateDocs = process.argv.includes('--update-docs');
 const WAIT_MS = 15000;
 // The screenshots the README shows (docs/console-NAME.png).
-const DOC_SHOTS = ['queues', 'queue', 'fifo-queue', 'message', 'dead-letters', 'time', 'queues-dark-narrow', 'topics'];
+const DOC_SHOTS = ['queues', 'queue', 'fifo-queue', 'message', 'dead-letters', 'time', 'queues-dark-narrow', 'topics', 'cluster'];
 const CONSOLE_DIR = process.env.RETSU_CONSOLE_DIR;
 
 let passed = 0;
@@ -68,6 +69,42 @@ async function startServer(extra = []) {
     child.on('exit', (code) => reject(new Error(`retsu exited (${code}):\n${log}`)));
   });
   return { child, endpoint };
+}
+
+// ---- a cluster node on PostgreSQL (RETSU_TEST_POSTGRES: scripts/postgres.sh run …) ----
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+async function startNode(store, id) {
+  const port = await freePort();
+  const child = spawn(BIN, ['--host', '127.0.0.1', '--port', String(port), '--store', store,
+    '--cluster-secret', 'console-e2e-cluster-secret', '--node-id', id, '--node-url', `http://127.0.0.1:${port}`, '--lease', '3'], {
+    env: { ...process.env, RETSU_LOG_LEVEL: 'info', NO_COLOR: '1', ...(CONSOLE_DIR ? { RETSU_CONSOLE_DIR: CONSOLE_DIR } : {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const endpoint = await new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error(`node ${id} did not start:\n${log}`)), 20000);
+    const on = (chunk) => {
+      log += chunk;
+      const m = log.match(/retsu ready (http:\/\/[0-9.:]+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (code) => reject(new Error(`node ${id} exited (${code}):\n${log}`)));
+  });
+  return { child, endpoint, id };
 }
 
 // ---- the SQS API, called the way an SDK does (AWS JSON 1.0) ----
@@ -646,6 +683,44 @@ async function main() {
       }
     } finally {
       guarded.child.kill('SIGTERM');
+    }
+
+    // ---- a cluster: the Cluster screen lists the nodes and drains the holder ----
+    if (process.env.RETSU_TEST_POSTGRES) {
+      const db = `console_e2e_${process.pid}`;
+      execFileSync('psql', [process.env.RETSU_TEST_POSTGRES, '-q', '-c', `CREATE DATABASE ${db}`]);
+      const store = process.env.RETSU_TEST_POSTGRES.replace(/\/[^/]*$/, `/${db}`);
+      const nodes = [];
+      try {
+        nodes.push(await startNode(store, 'e2e-a'));
+        nodes.push(await startNode(store, 'e2e-b'));
+        const view = async () => (await fetch(`${nodes[0].endpoint}/_retsu/cluster`)).json();
+        const first = await waitFor('a lease holder', async () => {
+          const v = await view();
+          return v.lease.live && v.nodes.length === 2 ? v.lease.holder : null;
+        });
+        await page.goto(`${nodes[0].endpoint}/_retsu/ui/#/queues`);
+        await page.getByRole('link', { name: 'Cluster', exact: true }).click();
+        await page.getByRole('heading', { name: 'Cluster', level: 1 }).waitFor();
+        await page.locator(`[data-testid="node-${first}"][data-state="holder"]`).waitFor();
+        check('the cluster screen shows both nodes and the holder',
+          (await page.getByTestId('cluster-nodes').locator('tbody tr').count()) === 2);
+        await axe(page, 'cluster');
+        await shot(page, 'cluster');
+        await page.getByTestId(`drain-${first}`).click();
+        await page.getByTestId(`drain-${first}-confirm`).click();
+        const other = first === 'e2e-a' ? 'e2e-b' : 'e2e-a';
+        await page.locator(`[data-testid="node-${first}"][data-state="draining"]`).waitFor();
+        await page.locator(`[data-testid="node-${other}"][data-state="holder"]`).waitFor();
+        check('draining the holder from the screen hands the lease to the other node', true);
+        await page.getByTestId(`undrain-${first}`).click();
+        await page.locator(`[data-testid="node-${first}"][data-state="candidate"]`).waitFor();
+        check('and undraining it makes it a candidate again', true);
+      } finally {
+        for (const n of nodes) n.child.kill('SIGTERM');
+      }
+    } else {
+      skipped.push('the cluster screen: RETSU_TEST_POSTGRES is not set (scripts/postgres.sh run … gives one)');
     }
 
     check('the page never called ReceiveMessage', receives.length === 0, receives.join(', '));

@@ -340,11 +340,9 @@ impl Front {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         (given != Some(token.as_str())).then(|| {
-            json_response(
+            crate::admin::error(
                 StatusCode::UNAUTHORIZED,
-                json!({
-                    "error": "this server needs the admin token: Authorization: Bearer <token>"
-                }),
+                "this server needs the admin token: Authorization: Bearer <token>",
             )
         })
     }
@@ -361,7 +359,7 @@ impl Front {
         if let Some(refused) = self.refused_admin(req.headers()) {
             return refused;
         }
-        let bad = |status, message: String| json_response(status, json!({ "error": message }));
+        let bad = |status, message: String| crate::admin::error(status, message);
         let (parts, body) = req.into_parts();
         let body = match crate::server::read_body_within(
             self.body_timeout,

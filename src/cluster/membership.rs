@@ -1,6 +1,7 @@
 //! The cluster's rows in PostgreSQL: the nodes (`retsu.nodes`: id, the URL
-//! the others reach it at, a heartbeat) and the store's lease
-//! (`retsu.lease`: holder, epoch, expiry). Every time is the database's
+//! the others reach it at, a heartbeat, whether it is drained), the store's
+//! lease (`retsu.lease`: holder, epoch, expiry) and the cluster's clock
+//! (`retsu.clock`). Every time is the database's
 //! clock (`now()`), so the nodes' clocks never have to agree.
 
 use std::time::Duration;

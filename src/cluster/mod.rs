@@ -20,6 +20,12 @@
 //! lost the lease exits (its supervisor starts it again, as a candidate):
 //! its engine holds state the store no longer vouches for.
 //!
+//! A drained node (`retsu.nodes.draining`, set through the admin API)
+//! gives the lease up as a stopping node does and takes it no more; the
+//! nodes LISTEN on one channel, so a released lease or a drain is acted
+//! on at once rather than at the next tick. The virtual clock is the
+//! cluster's (`clock.rs`).
+//!
 //! The core knows nothing of this: the cluster wraps the same server
 //! (`server::start_with_services`) a single node runs.
 
