@@ -37,6 +37,7 @@ pub mod event_stream;
 pub mod faults;
 pub mod history;
 pub mod journal;
+pub mod localstack;
 pub mod metrics;
 pub mod notification_signing;
 pub mod observers;

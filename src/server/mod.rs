@@ -123,6 +123,8 @@ pub struct Services {
     signer: Arc<crate::notification_signing::LazySigner>,
     /// Seeded faults: around SQS requests, and on SNS's deliveries.
     faults: Arc<crate::faults::Faults>,
+    /// LocalStack's init hooks, whose progress `/_localstack/init` serves.
+    pub init_hooks: Arc<crate::localstack::InitHooks>,
 }
 
 impl Services {
@@ -153,6 +155,7 @@ impl Services {
             sns,
             signer,
             faults,
+            init_hooks: Arc::new(crate::localstack::InitHooks::none()),
         }
     }
 }
@@ -175,6 +178,7 @@ pub async fn start_with_services(
         sns,
         signer,
         faults,
+        init_hooks,
     } = services;
     let state = Arc::new(AppState {
         sns,
@@ -231,6 +235,8 @@ pub async fn start_with_services(
             topic_steps: observers
                 .topic_steps
                 .expect("attached whenever the admin API is served"),
+            init_hooks,
+            localstack: !config.no_localstack,
         })));
     }
 
