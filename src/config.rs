@@ -418,6 +418,9 @@ mod tests {
             "--clock-start",
             "--no-admin",
             "--admin-token",
+            "--localstack",
+            "--no-localstack",
+            "--init-dir",
             "RETSU_PORT",
         ] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");

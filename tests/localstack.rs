@@ -247,7 +247,7 @@ async fn localstack_switch_serves_localstacks_port_urls_and_ready_line() {
         format!("http://sqs.eu-west-1.localhost.localstack.cloud:{port}/000000000000/jobs")
     );
     let listed = sqs.list_queues().send().await.unwrap();
-    assert_eq!(listed.queue_urls(), [url.clone()]);
+    assert_eq!(listed.queue_urls(), std::slice::from_ref(&url));
 
     let health = p.json("/_localstack/health").await;
     assert_eq!(health["services"]["sqs"], "running");
