@@ -185,14 +185,28 @@ fn write_script(path: &Path, text: &str, executable: bool) {
     }
 }
 
-/// Whether the AWS CLI, which the awslocal shim runs, is installed.
-fn aws_cli() -> bool {
-    Command::new("aws")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+/// A `PATH` on which the AWS CLI, which the awslocal shim runs, is found:
+/// the machine's, else with compat/'s pinned AWS CLI v1 in front
+/// (`compat/python/setup.sh cli` installs it); `None` when neither has it.
+fn path_with_aws_cli() -> Option<std::ffi::OsString> {
+    let runs = |path: &std::ffi::OsStr| {
+        Command::new("aws")
+            .arg("--version")
+            .env("PATH", path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    if runs(&current) {
+        return Some(current);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat/.venv-cli/bin");
+    let mut dirs = vec![venv];
+    dirs.extend(std::env::split_paths(&current));
+    let joined = std::env::join_paths(dirs).ok()?;
+    runs(&joined).then_some(joined)
 }
 
 #[tokio::test]
@@ -352,7 +366,8 @@ async fn init_hooks_run_in_order_with_awslocal_and_report_their_state() {
             true,
         );
     }
-    let awslocal = aws_cli();
+    let aws_path = path_with_aws_cli();
+    let awslocal = aws_path.is_some();
     let create = if awslocal {
         "#!/bin/sh\nset -e\nawslocal sqs create-queue --queue-name made-by-a-hook\nawslocal sns create-topic --name hooked\n"
     } else {
@@ -374,6 +389,9 @@ async fn init_hooks_run_in_order_with_awslocal_and_report_their_state() {
     let mut c = command();
     c.args(["--localstack", "--port", &port.to_string(), "--init-dir"])
         .arg(&dir);
+    if let Some(path) = &aws_path {
+        c.env("PATH", path);
+    }
     let mut p = Proc::start(c, port);
     let marks = || std::fs::read_to_string(&marker).unwrap_or_default();
     assert_eq!(
