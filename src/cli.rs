@@ -386,6 +386,35 @@ mod tests {
     }
 
     #[test]
+    fn localstack_defaults_sit_under_the_file_and_the_flags() {
+        let dir = std::env::temp_dir().join(format!("retsu-cli-ls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.toml");
+        std::fs::write(&file, "localstack = true\nport = 5000\n").unwrap();
+        let path = file.to_str().unwrap();
+        // The file's port, and LocalStack's URL host on that port.
+        let (cli, m) = Cli::try_parse_with_matches(["retsu", "--config", path]).unwrap();
+        let c = cli.resolve(&m, None).unwrap().config;
+        assert_eq!(c.port, 5000);
+        assert_eq!(
+            c.base_url.as_deref(),
+            Some("http://localhost.localstack.cloud:5000")
+        );
+        assert!(c.engine_config().region_in_every_url);
+        // A flag beats the file; without the switch nothing changes.
+        let (cli, m) =
+            Cli::try_parse_with_matches(["retsu", "--config", path, "--port", "6000"]).unwrap();
+        assert_eq!(cli.resolve(&m, None).unwrap().config.port, 6000);
+        let (cli, m) = Cli::try_parse_with_matches(["retsu", "--port", "6000"]).unwrap();
+        let c = cli.resolve(&m, None).unwrap().config;
+        assert_eq!((c.port, c.base_url), (6000, None));
+        let (cli, m) =
+            Cli::try_parse_with_matches(["retsu", "--localstack", "--no-localstack"]).unwrap();
+        assert!(cli.resolve(&m, None).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn local_endpoint_reaches_wildcards_through_loopback() {
         let (cli, m) =
             Cli::try_parse_with_matches(["retsu", "--host", "0.0.0.0", "--port", "1"]).unwrap();
