@@ -128,24 +128,17 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
             (false, None) => "on",
         }
     );
+    let init_dir = c
+        .init_dir
+        .as_deref()
+        .unwrap_or(Path::new(retsu::localstack::hooks::DEFAULT_DIR))
+        .display();
     println!(
         "  localstack     {}",
         match (c.no_localstack, c.localstack) {
             (true, _) => "off (no /_localstack/*, /_aws/*, init hooks)".to_string(),
-            (false, true) => format!(
-                "LocalStack's defaults, init hooks in {}",
-                c.init_dir
-                    .as_deref()
-                    .unwrap_or(Path::new(retsu::localstack::hooks::DEFAULT_DIR))
-                    .display()
-            ),
-            (false, false) => format!(
-                "endpoints on, init hooks in {}",
-                c.init_dir
-                    .as_deref()
-                    .unwrap_or(Path::new(retsu::localstack::hooks::DEFAULT_DIR))
-                    .display()
-            ),
+            (false, true) => format!("LocalStack's defaults, init hooks in {init_dir}"),
+            (false, false) => format!("endpoints on, init hooks in {init_dir}"),
         }
     );
     println!("  log_level      {}", c.log_level);
@@ -353,7 +346,8 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         std::process::exit(0);
     }
     tracing::info!("shutting down");
-    // A second signal while draining means "now".
+    // SHUTDOWN's hooks while the server still answers; a second signal,
+    // then or while draining, means "now".
     tokio::select! {
         _ = run_stage(&hooks, retsu::localstack::Stage::Shutdown, &hook_env) => {}
         _ = shutdown_signal() => {
