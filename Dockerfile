@@ -55,16 +55,17 @@ FROM scratch AS runtime
 # named volume takes this ownership).
 COPY --from=binary --chown=65532:65532 /out/data /data
 COPY --from=binary /out/retsu /retsu
-# Inside a container, listen on every interface.
-ENV RETSU_HOST=0.0.0.0 \
-    RETSU_PORT=9324
+# Inside a container, listen on every interface. The port is left to its
+# default (9324), so that RETSU_LOCALSTACK=1 can make it LocalStack's 4566.
+ENV RETSU_HOST=0.0.0.0
 # No /etc/passwd in scratch: a numeric non-root user (distroless's "nonroot").
 USER 65532:65532
 WORKDIR /data
-EXPOSE 9324
+EXPOSE 9324 4566
 VOLUME ["/data"]
 # A scratch image has no curl: the binary probes its own GET /health (on
-# loopback, at the port from RETSU_PORT or the RETSU_CONFIG file).
+# loopback, at the port from RETSU_PORT, RETSU_LOCALSTACK or the RETSU_CONFIG
+# file).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=2s --retries=3 \
     CMD ["/retsu", "health"]
 ENTRYPOINT ["/retsu"]

@@ -54,6 +54,19 @@ SNS_SCENARIOS = [
                    "(typed where modelled, and the message text)"),
 ]
 
+LS_SCENARIOS = [
+    ("ls_queues", "Queues: create (LocalStack's standard queue URL http://sqs.<region>.localhost.localstack.cloud:<port>/"
+                  "<account>/<name>), get URL, list, set/get attributes, send/receive/delete, NonExistentQueue, delete"),
+    ("ls_topics", "Topics: create (again: same ARN), DisplayName, tags, ListTopics, delete, then NotFound"),
+    ("ls_subscriptions", "Subscriptions: an SQS queue subscribed raw with a FilterPolicy, listed; of two publishes "
+                         "only the matching one arrives; unsubscribe"),
+    ("ls_developer_endpoints", "Developer endpoints: /_localstack/health (sqs and sns running), /_localstack/info, "
+                               "/_localstack/init and /init/ready, /_aws/sqs/messages shows a message that stays "
+                               "receivable"),
+]
+
+SCENARIOS_OF = {"sqs": SCENARIOS, "sns": SNS_SCENARIOS, "localstack": LS_SCENARIOS}
+
 # Columns in this order first; any other client follows alphabetically.
 PREFERRED = ["aws-cli", "boto3"]
 
@@ -75,7 +88,7 @@ def load(results_dir):
             data = {"client": os.path.basename(path), "version": "?", "protocol": "?",
                     "results": {}, "error": f"unreadable results file: {e}"}
         data["_file"] = os.path.basename(path)
-        data["_service"] = "sns" if data.get("service") == "sns" else "sqs"
+        data["_service"] = data.get("service") if data.get("service") in ("sns", "localstack") else "sqs"
         cols.append(data)
 
     def order(d):
@@ -115,7 +128,7 @@ def table(lines, cols, scenarios, rust_head, rust_cell, bad, na, skipped, servic
     names = [s for s, _ in scenarios]
     extra_rows = sorted({s for c in cols for s in c["results"] if s not in names})
     rows = names + extra_rows
-    tag = " [SNS]" if service == "sns" else ""
+    tag = {"sns": " [SNS]", "localstack": " [LocalStack tools]"}.get(service, "")
     header = ["Scenario"]
     for c in cols:
         head = f"{esc(c['client'])} {esc(c['version'])}"
@@ -157,6 +170,7 @@ def table(lines, cols, scenarios, rust_head, rust_cell, bad, na, skipped, servic
 def render(cols, repo, date):
     sqs_cols = [c for c in cols if c["_service"] == "sqs"]
     sns_cols = [c for c in cols if c["_service"] == "sns"]
+    ls_cols = [c for c in cols if c["_service"] == "localstack"]
     desc = dict(SCENARIOS)
     rust = rust_sdk_version(repo)
     rust_sns = rust_sdk_version(repo, "aws-sdk-sns")
@@ -221,6 +235,22 @@ def render(cols, repo, date):
         lines.append(f"- `{s}`: {sns_desc.get(s, 'reported by a suite')}")
     lines.append("")
 
+    if ls_cols:
+        lines.append("## LocalStack tools")
+        lines.append("")
+        lines.append("LocalStack's own client tools, unchanged, against `retsu --localstack`: each finds the server "
+                     "as it finds LocalStack, from `LOCALSTACK_HOST` (`compat/localstack/scenarios.py`; README, "
+                     "*Coming from LocalStack*). Same legend as above.")
+        lines.append("")
+        ls_rows = table(lines, ls_cols, LS_SCENARIOS, "retsu's own tests", "[cargo test](tests/localstack.rs)",
+                        bad, na, skipped, "localstack")
+        lines.append("LocalStack tools scenarios:")
+        lines.append("")
+        ls_desc = dict(LS_SCENARIOS)
+        for s in ls_rows:
+            lines.append(f"- `{s}`: {ls_desc.get(s, 'reported by a suite')}")
+        lines.append("")
+
     lines.append("## Clients")
     lines.append("")
     for c in cols:
@@ -232,7 +262,7 @@ def render(cols, repo, date):
                 v = ", ".join(map(str, v))
             notes.append(f"{k}: {v}")
         note = f" ({'; '.join(notes)})" if notes else ""
-        svc = ", SNS" if c["_service"] == "sns" else ""
+        svc = {"sns": ", SNS", "localstack": ", LocalStack tools"}.get(c["_service"], "")
         lines.append(f"- {c['client']} {c['version']}, {c['protocol']} protocol{svc}, `compat/results/{c['_file']}`{esc(note)}")
     lines.append(f"- aws-sdk-sqs (Rust) {rust or ''}: `cargo test`, see `tests/`")
     if sns_cols:
@@ -277,7 +307,7 @@ def main(argv=None):
     text, bad, skipped = render(cols, repo, args.date)
     with open(args.out, "w") as f:
         f.write(text)
-    cells = [(c, s) for c in cols for s, _ in (SNS_SCENARIOS if c["_service"] == "sns" else SCENARIOS)]
+    cells = [(c, s) for c in cols for s, _ in SCENARIOS_OF[c["_service"]]]
     total = len(cells)
     n_skipped = sum(1 for c, s in cells if (c["results"].get(s) or {}).get("status") == "skipped")
     print(f"wrote {args.out}: {len(cols)} clients, {total - len(bad) - n_skipped} of {total} cells pass or n/a, "

@@ -24,8 +24,11 @@
 #   go-v2          aws-sdk-go-v2 service/sqs, JSON      (compat/go/sdkv2)
 #   go-v1-query    aws-sdk-go v1.46.7, query            (compat/go/sdkv1, go.mod)
 #   go-v1-json     aws-sdk-go v1.55.8, JSON             (compat/go/sdkv1, go.last.mod)
+#   awslocal       LocalStack's awslocal (awscli-local)  (compat/localstack/scenarios.py)
+#   localstack-client  localstack_client.session's boto3 clients (same file)
 # Each gets a FRESH `retsu` on a free 127.0.0.1 port, with --log-level
-# debug; its output and the server's log go to
+# debug (awslocal and localstack-client: with --localstack too, and
+# LOCALSTACK_HOST naming it, as a project leaving LocalStack would run it); its output and the server's log go to
 # compat/results/logs/<suite>.{log,server.log}. Every suite but the
 # boto3/aws-cli/node ones (which hook their SDK to see each request) talks
 # to retsu through compat/wiretap.py, a recording proxy: the protocol of
@@ -85,6 +88,11 @@
 #   (<endpoint> <results.json> <sns-results.json>), and their SNS requests
 #   are judged apart from their SQS ones (wiretap.py fold --service sns, by
 #   the SigV4 credential scope).
+#
+#   LocalStack tools (awslocal, localstack-client): one results file each,
+#   <suite>.json with "service": "localstack", which report.py puts in a third
+#   table. Scenario keys: ls_queues, ls_topics, ls_subscriptions,
+#   ls_developer_endpoints.
 # ---------------------------------------------------------------------------
 set -euo pipefail
 
@@ -95,7 +103,8 @@ LOGS="$RESULTS/logs"
 cd "$REPO"
 
 ALL_SUITES=(aws-cli boto3-json boto3-query aiobotocore celery node
-            java-v2 java-v1-query java-v1-json spring jms go-v2 go-v1-query go-v1-json)
+            java-v2 java-v1-query java-v1-json spring jms go-v2 go-v1-query go-v1-json
+            awslocal localstack-client)
 if [ $# -gt 0 ]; then
   SUITES=("$@")
   for s in "${SUITES[@]}"; do
@@ -130,6 +139,7 @@ want boto3-json && envs+=(current)
 want boto3-query && envs+=(query)
 want aiobotocore && envs+=(aio)
 want celery && envs+=(celery)
+if want awslocal || want localstack-client; then envs+=(localstack); fi
 if [ ${#envs[@]} -gt 0 ]; then
   echo "== installing pinned Python clients"
   bash "$COMPAT/python/setup.sh" "${envs[@]}"
@@ -162,7 +172,9 @@ start_server() { # start_server <suite>
   local log="$LOGS/$1.server.log" port attempt
   for attempt in 1 2 3; do
     port="$(free_port)"
-    "$BIN" --host 127.0.0.1 --port "$port" --region us-east-1 --log-level debug >"$log" 2>&1 &
+    local extra=()
+    case "$1" in awslocal|localstack-client) extra=(--localstack) ;; esac
+    "$BIN" --host 127.0.0.1 --port "$port" --region us-east-1 --log-level debug "${extra[@]}" >"$log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 100); do
       if grep -q "retsu listening on" "$log" 2>/dev/null; then
@@ -195,7 +207,8 @@ SCENARIO_NAMES_PY='
 names = {"sqs": ["queue_lifecycle", "list_queues_pagination", "send_receive_delete_attributes",
                  "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
                  "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"],
-         "sns": ["sns_topic_lifecycle", "sns_fanout_envelope", "sns_raw_and_filter", "sns_fifo", "sns_errors"]}
+         "sns": ["sns_topic_lifecycle", "sns_fanout_envelope", "sns_raw_and_filter", "sns_fifo", "sns_errors"],
+         "localstack": ["ls_queues", "ls_topics", "ls_subscriptions", "ls_developer_endpoints"]}
 '
 
 # A results file for a suite that produced none, so the report shows it.
@@ -378,6 +391,12 @@ run_suite() { # run_suite <suite>
         --endpoint "$ENDPOINT" --out "$RESULTS/boto3-json.sns.json" 2>&1 | tee -a "$log" || src=$?
       sns_or_crash boto3-json "SNS suite exited $src without results; see compat/results/logs/$suite.log"
       [ "$src" -le "$rc" ] || rc=$src
+      ;;
+    awslocal|localstack-client)
+      LOCALSTACK_HOST="${ENDPOINT#http://}" "$COMPAT/.venv-localstack/bin/python" "$COMPAT/localstack/scenarios.py" \
+        --tool "$suite" --out "$RESULTS/$suite.json" 2>&1 | tee "$log" || rc=$?
+      [ -s "$RESULTS/$suite.json" ] || write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" \
+        "suite exited $rc without results; see compat/results/logs/$suite.log" localstack
       ;;
     boto3-query)
       "$COMPAT/.venv-boto3-query/bin/python" "$COMPAT/python/scenarios.py" \

@@ -14,6 +14,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::admin_cli::{AdminArgs, AdminCommand, ClockAction, ClusterAction, FaultsAction};
@@ -225,26 +226,59 @@ impl Cli {
     ) -> Result<Resolved, ConfigError> {
         let mut config = self.server.clone();
         let path = file.or(self.config_file.as_deref());
-        let Some(path) = path else {
-            return Ok(Resolved {
+        let by_flag_or_variable = |id: &str| {
+            matches!(
+                matches.value_source(id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            )
+        };
+        let mut resolved = match path {
+            None => Resolved {
                 config,
                 log_format: self.log_format,
                 config_file: None,
                 plan: QueuePlan::empty(),
-            });
+            },
+            Some(path) => {
+                let source = Source::read(path)?;
+                let parsed = FileConfig::parse(&source)?;
+                parsed.apply_settings(&source, &mut config, matches)?;
+                if config.localstack {
+                    localstack_layer(&mut config, |id| by_flag_or_variable(id) || parsed.sets(id))?;
+                }
+                let log_format = parsed.log_format(self.log_format, matches, "log_format");
+                let plan = QueuePlan::build(&parsed, &source, &config)?;
+                return Ok(Resolved {
+                    config,
+                    log_format,
+                    config_file: Some(path.to_path_buf()),
+                    plan,
+                });
+            }
         };
-        let source = Source::read(path)?;
-        let parsed = FileConfig::parse(&source)?;
-        parsed.apply_settings(&source, &mut config, matches)?;
-        let log_format = parsed.log_format(self.log_format, matches, "log_format");
-        let plan = QueuePlan::build(&parsed, &source, &config)?;
-        Ok(Resolved {
-            config,
-            log_format,
-            config_file: Some(path.to_path_buf()),
-            plan,
-        })
+        if resolved.config.localstack {
+            localstack_layer(&mut resolved.config, by_flag_or_variable)?;
+        }
+        Ok(resolved)
     }
+}
+
+/// `--localstack`'s defaults and LocalStack's variables, under what
+/// `given` reports as set by a flag, a variable or the file.
+fn localstack_layer(config: &mut Config, given: impl Fn(&str) -> bool) -> Result<(), ConfigError> {
+    let problem = |message: String| ConfigError {
+        file: "--localstack".into(),
+        line: None,
+        column: None,
+        message,
+        excerpt: None,
+    };
+    if config.no_localstack {
+        return Err(problem(
+            "--no-localstack turns off what --localstack asks for; give one".into(),
+        ));
+    }
+    crate::localstack::settings::apply(config, given, |k| std::env::var(k).ok()).map_err(problem)
 }
 
 impl Resolved {
@@ -351,6 +385,35 @@ mod tests {
             matches!(cli.command, Some(Command::Health { endpoint: Some(e), timeout: 2 }) if e == "http://retsu:9324")
         );
         assert!(Cli::try_parse_with_matches(["retsu", "--log-format", "xml"]).is_err());
+    }
+
+    #[test]
+    fn localstack_defaults_sit_under_the_file_and_the_flags() {
+        let dir = std::env::temp_dir().join(format!("retsu-cli-ls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.toml");
+        std::fs::write(&file, "localstack = true\nport = 5000\n").unwrap();
+        let path = file.to_str().unwrap();
+        // The file's port, and LocalStack's URL host on that port.
+        let (cli, m) = Cli::try_parse_with_matches(["retsu", "--config", path]).unwrap();
+        let c = cli.resolve(&m, None).unwrap().config;
+        assert_eq!(c.port, 5000);
+        assert_eq!(
+            c.base_url.as_deref(),
+            Some("http://localhost.localstack.cloud:5000")
+        );
+        assert!(c.engine_config().region_in_every_url);
+        // A flag beats the file; without the switch nothing changes.
+        let (cli, m) =
+            Cli::try_parse_with_matches(["retsu", "--config", path, "--port", "6000"]).unwrap();
+        assert_eq!(cli.resolve(&m, None).unwrap().config.port, 6000);
+        let (cli, m) = Cli::try_parse_with_matches(["retsu", "--port", "6000"]).unwrap();
+        let c = cli.resolve(&m, None).unwrap().config;
+        assert_eq!((c.port, c.base_url), (6000, None));
+        let (cli, m) =
+            Cli::try_parse_with_matches(["retsu", "--localstack", "--no-localstack"]).unwrap();
+        assert!(cli.resolve(&m, None).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -43,6 +43,11 @@ pub struct Config {
           value_parser = BoolishValueParser::new())]
     pub host_style_queue_urls: bool,
 
+    /// Name the region in the default region's queue URLs too (LocalStack's
+    /// `standard` and `path` endpoint strategies); set by `--localstack`.
+    #[arg(skip)]
+    pub region_in_every_url: bool,
+
     /// Enforce AWS's 60-second PurgeQueue and queue re-creation rules.
     #[arg(long, env = "RETSU_STRICT_TIMING", action = ArgAction::SetTrue,
           value_parser = BoolishValueParser::new())]
@@ -79,6 +84,20 @@ pub struct Config {
     #[arg(long = "auth-key", env = "RETSU_AUTH_KEYS", value_name = "ACCESS_KEY:SECRET:ACCOUNT_ID",
           value_delimiter = ',', value_parser = crate::auth::parse_auth_key, hide_env_values = true)]
     pub auth_keys: Vec<crate::auth::AuthKey>,
+
+    /// LocalStack's defaults, for a drop-in replacement: port 4566, its queue URLs (http://sqs.<region>.localhost.localstack.cloud:4566/<account>/<name>), "Ready." on stdout once serving, and its variables GATEWAY_LISTEN, LOCALSTACK_HOST, SQS_ENDPOINT_STRATEGY, LS_LOG and DEBUG; Retsu's own flags, variables and file keys still win.
+    #[arg(long, env = "RETSU_LOCALSTACK", action = ArgAction::SetTrue,
+          value_parser = BoolishValueParser::new())]
+    pub localstack: bool,
+
+    /// Serve none of LocalStack's endpoints (/_localstack/*, /_aws/*) and run no LocalStack init hooks (they are on by default).
+    #[arg(long, env = "RETSU_NO_LOCALSTACK", action = ArgAction::SetTrue,
+          value_parser = BoolishValueParser::new())]
+    pub no_localstack: bool,
+
+    /// LocalStack's init-hook directory: the scripts in its boot.d, start.d, ready.d and shutdown.d run at those stages [default: /etc/localstack/init, when it exists].
+    #[arg(long, env = "RETSU_INIT_DIR", value_name = "DIR")]
+    pub init_dir: Option<std::path::PathBuf>,
 
     /// Recent message events kept for the admin API's history (0: keep no history).
     #[arg(long, env = "RETSU_HISTORY_EVENTS", default_value_t = 100_000)]
@@ -211,6 +230,7 @@ impl Default for Config {
             account_id: "000000000000".into(),
             base_url: None,
             host_style_queue_urls: false,
+            region_in_every_url: false,
             strict_timing: false,
             clock: ClockMode::Running,
             clock_start: None,
@@ -218,6 +238,9 @@ impl Default for Config {
             admin_token: None,
             auth: false,
             auth_keys: Vec::new(),
+            localstack: false,
+            no_localstack: false,
+            init_dir: None,
             history_events: 100_000,
             history_finished: 1_000,
             data_dir: None,
@@ -260,6 +283,7 @@ impl Config {
             strict_timing: self.strict_timing,
             default_region: self.region.clone(),
             host_style_urls: self.host_style_queue_urls,
+            region_in_every_url: self.region_in_every_url,
         }
     }
 }
@@ -394,6 +418,9 @@ mod tests {
             "--clock-start",
             "--no-admin",
             "--admin-token",
+            "--localstack",
+            "--no-localstack",
+            "--init-dir",
             "RETSU_PORT",
         ] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");

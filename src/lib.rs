@@ -18,7 +18,8 @@
 //! a data directory's SQLite).
 //! Around them: `config` and `cli` (flags, environment and the TOML file),
 //! `admin_cli` (the `retsu peek|history|events|clock|faults|reset`
-//! clients), `embed` (an in-process server for Rust test suites),
+//! clients), `localstack` (`--localstack`'s defaults, LocalStack's init
+//! hooks), `embed` (an in-process server for Rust test suites),
 //! `notification_signing` (SNS's message signatures: key, certificate,
 //! string to sign), `sns_http` (the POSTs to SNS's HTTP subscribers, with
 //! their retries and dead-lettering).
@@ -37,6 +38,7 @@ pub mod event_stream;
 pub mod faults;
 pub mod history;
 pub mod journal;
+pub mod localstack;
 pub mod metrics;
 pub mod notification_signing;
 pub mod observers;

@@ -128,6 +128,19 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
             (false, None) => "on",
         }
     );
+    let init_dir = c
+        .init_dir
+        .as_deref()
+        .unwrap_or(Path::new(retsu::localstack::hooks::DEFAULT_DIR))
+        .display();
+    println!(
+        "  localstack     {}",
+        match (c.no_localstack, c.localstack) {
+            (true, _) => "off (no /_localstack/*, /_aws/*, init hooks)".to_string(),
+            (false, true) => format!("LocalStack's defaults, init hooks in {init_dir}"),
+            (false, false) => format!("endpoints on, init hooks in {init_dir}"),
+        }
+    );
     println!("  log_level      {}", c.log_level);
     println!(
         "  log_format     {}",
@@ -251,6 +264,28 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     }
     // The file's queues and topics (new or updated) are part of the stored state.
     engine.queues_changed();
+    // LocalStack's init hooks: BOOT and START before the socket opens.
+    let hooks = match init_hooks(&config) {
+        Ok(hooks) => hooks,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("retsu: {e}");
+            return ExitCode::from(BAD_CONFIG);
+        }
+    };
+    let mut services = services;
+    services.init_hooks = hooks.clone();
+    let mut hook_env = retsu::localstack::hooks::HookEnv {
+        endpoint: format!("http://{}:{}", config.host, config.port),
+        region: config.region.clone(),
+    };
+    for stage in [
+        retsu::localstack::Stage::Boot,
+        retsu::localstack::Stage::Start,
+    ] {
+        run_stage(&hooks, stage, &hook_env).await;
+    }
+    let localstack = config.localstack;
     let storage = store.map_or("in memory".into(), |s| s.describe());
     let address = format!("{}:{}", config.host, config.port);
     let server = match retsu::server::start_with_services(config, engine, services).await {
@@ -277,6 +312,22 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         let _ = writeln!(out, "retsu ready {}", server.endpoint_url());
         let _ = out.flush();
     }
+    // READY's hooks once the server answers; then, with --localstack, the
+    // line LocalStack's log-line wait strategies look for, so a test that
+    // waits for it also finds what the hooks created.
+    hook_env.endpoint = server.endpoint_url();
+    {
+        let (hooks, hook_env) = (hooks.clone(), hook_env.clone());
+        tokio::spawn(async move {
+            run_stage(&hooks, retsu::localstack::Stage::Ready, &hook_env).await;
+            if localstack {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "Ready.");
+                let _ = out.flush();
+            }
+        });
+    }
 
     let orphaned = tokio::select! {
         _ = shutdown_signal() => false,
@@ -295,7 +346,15 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         std::process::exit(0);
     }
     tracing::info!("shutting down");
-    // A second signal while draining means "now".
+    // SHUTDOWN's hooks while the server still answers; a second signal,
+    // then or while draining, means "now".
+    tokio::select! {
+        _ = run_stage(&hooks, retsu::localstack::Stage::Shutdown, &hook_env) => {}
+        _ = shutdown_signal() => {
+            tracing::warn!("second signal: exiting without waiting");
+            return ExitCode::FAILURE;
+        }
+    }
     tokio::select! {
         result = server.shutdown() => {
             if let Some(journal) = &journal {
@@ -315,6 +374,36 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// LocalStack's init hooks: none with `--no-localstack`; those of
+/// `--init-dir` (which must exist), else of /etc/localstack/init when it
+/// exists.
+fn init_hooks(config: &retsu::config::Config) -> Result<Arc<retsu::localstack::InitHooks>, String> {
+    use retsu::localstack::{hooks::DEFAULT_DIR, InitHooks};
+    let hooks = match (&config.init_dir, config.no_localstack) {
+        (_, true) => InitHooks::none(),
+        (Some(dir), false) => InitHooks::discover(dir).map_err(|e| format!("--init-dir: {e}"))?,
+        (None, false) if Path::new(DEFAULT_DIR).is_dir() => {
+            InitHooks::discover(Path::new(DEFAULT_DIR))
+                .map_err(|e| format!("{DEFAULT_DIR}: {e}"))?
+        }
+        (None, false) => InitHooks::none(),
+    };
+    if !hooks.is_empty() {
+        tracing::info!(scripts = hooks.len(), "LocalStack init hooks found");
+    }
+    Ok(Arc::new(hooks))
+}
+
+/// Runs a stage's hooks on a blocking thread, waiting for them.
+async fn run_stage(
+    hooks: &Arc<retsu::localstack::InitHooks>,
+    stage: retsu::localstack::Stage,
+    env: &retsu::localstack::hooks::HookEnv,
+) {
+    let (hooks, env) = (hooks.clone(), env.clone());
+    let _ = tokio::task::spawn_blocking(move || hooks.run(stage, &env)).await;
 }
 
 fn init_logging(resolved: &Resolved) -> Result<(), ExitCode> {

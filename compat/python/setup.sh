@@ -5,9 +5,10 @@
 #   compat/.venv-cli            <- requirements-cli.txt     (aws-cli v1)
 #   compat/.venv-aio            <- requirements-aio.txt     (aiobotocore)
 #   compat/.venv-celery         <- requirements-celery.txt  (Celery + kombu[sqs], pycurl)
+#   compat/.venv-localstack     <- requirements-localstack.txt (awslocal, localstack-client)
 # Needs only python3 (with venv, or pip to fetch virtualenv) and PyPI.
 # Idempotent: a venv whose requirements file has not changed is left alone.
-# Usage: compat/python/setup.sh [current|query|cli|aio|celery ...]   (default: all)
+# Usage: compat/python/setup.sh [current|query|cli|aio|celery|localstack ...]   (default: all)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -83,7 +84,7 @@ EOF
 }
 
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(current query cli aio celery)
+[ ${#targets[@]} -eq 0 ] && targets=(current query cli aio celery localstack)
 for t in "${targets[@]}"; do
   case "$t" in
     current) setup_one boto3-current "$here/requirements-current.txt" ;;
@@ -91,6 +92,7 @@ for t in "${targets[@]}"; do
     cli) setup_one cli "$here/requirements-cli.txt" ;;
     aio) setup_one aio "$here/requirements-aio.txt" ;;
     celery) setup_one celery "$here/requirements-celery.txt" ;;
+    localstack) setup_one localstack "$here/requirements-localstack.txt" ;;
     *) echo "unknown environment: $t" >&2; exit 2 ;;
   esac
 done

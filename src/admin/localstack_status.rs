@@ -2,8 +2,8 @@
 //! a project that moved from LocalStack keep working unchanged:
 //! `GET /_localstack/health` (`{"services": {"sns": "running", "sqs":
 //! "running"}, "edition", "version"}`), `/_localstack/info`, and
-//! `/_localstack/init` with `/_localstack/init/<stage>` (Retsu runs no init
-//! scripts: every start-up stage is complete, with none listed). Open
+//! `/_localstack/init` with `/_localstack/init/<stage>` (the init hooks'
+//! progress, `crate::localstack::hooks`). Open
 //! without the admin token, as LocalStack's are and as a container's
 //! health check needs.
 
@@ -19,8 +19,6 @@ use super::{ok, reply, Admin};
 /// What `edition` says: the value LocalStack's free edition gives, which
 /// tools that branch on it treat as the plain one.
 const EDITION: &str = "community";
-
-const STAGES: [&str; 4] = ["BOOT", "START", "READY", "SHUTDOWN"];
 
 pub async fn health(State(_admin): State<Arc<Admin>>) -> Response {
     ok(json!({
@@ -54,22 +52,17 @@ pub async fn info(State(admin): State<Arc<Admin>>) -> Response {
     }))
 }
 
-/// Every stage but SHUTDOWN is complete once the server answers.
-pub async fn init(State(_admin): State<Arc<Admin>>) -> Response {
-    let completed: serde_json::Map<String, serde_json::Value> = STAGES
-        .iter()
-        .map(|s| (s.to_string(), json!(*s != "SHUTDOWN")))
-        .collect();
-    ok(json!({"completed": completed, "scripts": []}))
+/// The init hooks found, their states, and which stages completed.
+pub async fn init(State(admin): State<Arc<Admin>>) -> Response {
+    ok(admin.init_hooks.status())
 }
 
-pub async fn init_stage(State(_admin): State<Arc<Admin>>, Path(stage): Path<String>) -> Response {
-    let stage = stage.to_ascii_uppercase();
-    if !STAGES.contains(&stage.as_str()) {
-        return reply(
+pub async fn init_stage(State(admin): State<Arc<Admin>>, Path(stage): Path<String>) -> Response {
+    match crate::localstack::Stage::parse(&stage) {
+        Some(stage) => ok(admin.init_hooks.stage_status(stage)),
+        None => reply(
             StatusCode::NOT_FOUND,
             json!({"error": format!("unknown stage {stage}; one of BOOT, START, READY, SHUTDOWN")}),
-        );
+        ),
     }
-    ok(json!({"completed": stage != "SHUTDOWN", "scripts": []}))
 }

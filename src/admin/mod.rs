@@ -74,6 +74,11 @@ pub struct Admin {
     pub sns: Arc<retsu_core::sns::Sns>,
     /// The topics' last fan-out steps.
     pub topic_steps: Arc<crate::topic_steps::TopicSteps>,
+    /// LocalStack's init hooks, for `/_localstack/init`.
+    pub init_hooks: Arc<crate::localstack::InitHooks>,
+    /// Serve LocalStack's endpoints (`/_localstack/*`, `/_aws/*`); off
+    /// with `--no-localstack`.
+    pub localstack: bool,
 }
 
 impl Admin {
@@ -114,10 +119,22 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// The admin routes, ready to merge into the server's router.
 pub fn router(admin: Arc<Admin>) -> Router {
-    Router::new()
+    let retsu = Router::new()
         .route("/_retsu", any(dispatch))
         .route("/_retsu/", any(dispatch))
-        .route("/_retsu/{*rest}", any(dispatch))
+        .route("/_retsu/{*rest}", any(dispatch));
+    let app = if admin.localstack {
+        retsu.merge(localstack_routes())
+    } else {
+        retsu
+    };
+    app.with_state(admin)
+}
+
+/// LocalStack's endpoints; with `--no-localstack` these paths reach the
+/// SQS handler like any unknown path.
+fn localstack_routes() -> Router<Arc<Admin>> {
+    Router::new()
         .route("/_aws/sqs/messages", any(localstack::messages))
         .route("/_localstack/health", get(localstack_status::health))
         .route("/_localstack/info", get(localstack_status::info))
@@ -126,7 +143,6 @@ pub fn router(admin: Arc<Admin>) -> Router {
             "/_localstack/init/{stage}",
             get(localstack_status::init_stage),
         )
-        .with_state(admin)
 }
 
 /// A JSON answer.

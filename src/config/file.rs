@@ -56,6 +56,10 @@ pub struct FileConfig {
     pub log_level: Option<Spanned<String>>,
     pub log_format: Option<Spanned<LogFormat>>,
     pub history_events: Option<usize>,
+    /// `--localstack`: LocalStack's defaults (`crate::localstack::settings`).
+    pub localstack: Option<bool>,
+    pub no_localstack: Option<bool>,
+    pub init_dir: Option<Spanned<String>>,
     pub history_finished: Option<usize>,
     pub limits: Option<FileLimits>,
     /// `[auth]`: SigV4 verification and its keys (see `crate::auth`).
@@ -323,6 +327,15 @@ impl FileConfig {
                 .map_err(|e| source.error(Some(v.span()), format!("invalid log_level: {e}")))?;
             config.log_level = v.get_ref().clone();
         }
+        if let Some(v) = self.localstack.filter(|_| unset("localstack")) {
+            config.localstack = v;
+        }
+        if let Some(v) = self.no_localstack.filter(|_| unset("no_localstack")) {
+            config.no_localstack = v;
+        }
+        if let Some(v) = self.init_dir.as_ref().filter(|_| unset("init_dir")) {
+            config.init_dir = Some(v.get_ref().into());
+        }
         if let Some(v) = self.history_events.filter(|_| unset("history_events")) {
             config.history_events = v;
         }
@@ -373,6 +386,18 @@ impl FileConfig {
             }
         }
         Ok(())
+    }
+
+    /// Whether the file gives the setting with this flag id (for the
+    /// defaults `--localstack` layers under the file's values).
+    pub fn sets(&self, id: &str) -> bool {
+        match id {
+            "host" => self.host.is_some(),
+            "port" => self.port.is_some(),
+            "base_url" => self.base_url.is_some(),
+            "log_level" => self.log_level.is_some(),
+            _ => false,
+        }
     }
 
     /// The file's log format unless a flag or variable chose one.

@@ -125,6 +125,8 @@ pub struct Services {
     signer: Arc<crate::notification_signing::LazySigner>,
     /// Seeded faults: around SQS requests, and on SNS's deliveries.
     faults: Arc<crate::faults::Faults>,
+    /// LocalStack's init hooks, whose progress `/_localstack/init` serves.
+    pub init_hooks: Arc<crate::localstack::InitHooks>,
 }
 
 impl Services {
@@ -155,6 +157,7 @@ impl Services {
             sns,
             signer,
             faults,
+            init_hooks: Arc::new(crate::localstack::InitHooks::none()),
         }
     }
 }
@@ -177,6 +180,7 @@ pub async fn start_with_services(
         sns,
         signer,
         faults,
+        init_hooks,
     } = services;
     let state = Arc::new(AppState {
         sns,
@@ -238,6 +242,8 @@ pub async fn start_with_services(
             topic_steps: observers
                 .topic_steps
                 .expect("attached whenever the admin API is served"),
+            init_hooks,
+            localstack: !config.no_localstack,
         })));
     }
 

@@ -92,6 +92,9 @@ pub struct EngineConfig {
     /// shape) rather than the path (`/queue/<region>/…`, which needs no
     /// DNS and so works inside docker-compose).
     pub host_style_urls: bool,
+    /// Name the region in the default region's queue URLs too, as
+    /// LocalStack's `standard` (host) and `path` endpoint strategies do.
+    pub region_in_every_url: bool,
 }
 
 impl Default for EngineConfig {
@@ -100,6 +103,7 @@ impl Default for EngineConfig {
             strict_timing: false,
             default_region: "us-east-1".into(),
             host_style_urls: false,
+            region_in_every_url: false,
         }
     }
 }
@@ -494,7 +498,7 @@ impl Engine {
             _ => host,
         };
         let (account, name) = (&key.account, &key.name);
-        if key.region == self.config.default_region {
+        if key.region == self.config.default_region && !self.config.region_in_every_url {
             format!("{scheme}://{host}/{account}/{name}")
         } else if self.config.host_style_urls {
             format!("{scheme}://sqs.{}.{host}/{account}/{name}", key.region)
