@@ -126,6 +126,11 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// HTTPS (--tls): the certificate authority Retsu makes for it.
+    Tls {
+        #[command(subcommand)]
+        action: TlsAction,
+    },
     /// Delete every queue and message, or empty one queue (admin API).
     Reset {
         /// Only empty this queue (keeps its attributes and tags).
@@ -133,6 +138,12 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TlsAction {
+    /// Print the path of the CA certificate to trust for --tls (in --data-dir, else the per-user directory; made now if there is none yet).
+    Ca,
 }
 
 impl Command {
@@ -185,7 +196,9 @@ impl Command {
                 },
                 admin,
             ),
-            Command::CheckConfig { .. } | Command::Health { .. } => return None,
+            Command::CheckConfig { .. } | Command::Health { .. } | Command::Tls { .. } => {
+                return None
+            }
         })
     }
 }
@@ -349,6 +362,24 @@ mod tests {
             matches!(cli.command, Some(Command::Health { endpoint: Some(e), timeout: 2 }) if e == "http://retsu:9324")
         );
         assert!(Cli::try_parse_with_matches(["retsu", "--log-format", "xml"]).is_err());
+    }
+
+    #[test]
+    fn tls_flags_and_subcommand_parse() {
+        let (cli, _) = Cli::try_parse_with_matches(["retsu", "--tls", "tls", "ca"]).unwrap();
+        assert!(cli.server.tls.enabled && cli.server.tls.wanted());
+        assert!(matches!(
+            cli.command,
+            Some(Command::Tls {
+                action: TlsAction::Ca
+            })
+        ));
+        let (cli, _) =
+            Cli::try_parse_with_matches(["retsu", "--tls-cert", "c.pem", "--tls-key", "k.pem"])
+                .unwrap();
+        assert!(cli.server.tls.wanted() && !cli.server.tls.enabled);
+        assert_eq!(cli.server.tls.cert.as_deref(), Some(Path::new("c.pem")));
+        assert_eq!(cli.server.tls.key.as_deref(), Some(Path::new("k.pem")));
     }
 
     #[test]

@@ -133,6 +133,10 @@ pub struct Config {
 
     #[command(flatten)]
     pub limits: HttpLimits,
+
+    /// HTTPS on the same port (`src/tls`).
+    #[command(flatten)]
+    pub tls: crate::tls::TlsArgs,
 }
 
 /// A lease length: long enough to renew a few times over a slow network,
@@ -230,6 +234,7 @@ impl Default for Config {
             reached_at: None,
             log_level: "info".into(),
             limits: HttpLimits::default(),
+            tls: crate::tls::TlsArgs::default(),
         }
     }
 }

@@ -160,6 +160,9 @@ impl Node {
         clock: Arc<dyn crate::clock::Clock>,
     ) -> Result<Node, String> {
         let shown = crate::journal::redact_url(&settings.url);
+        // TLS on the node's port (the engine's own loopback server needs
+        // none); a bad certificate stops the node before it registers.
+        let tls = crate::tls::Tls::load(&config.tls, config.data_dir.as_deref())?;
         // Tables first (created or migrated), off the runtime: the
         // journal's client runs a runtime of its own.
         let url = settings.url.clone();
@@ -223,6 +226,7 @@ impl Node {
                     Box::pin(async move { Ok(front.call(req).await) })
                 })
             },
+            tls.map(|t| t.acceptor),
             config.limits.clone(),
             stopped.clone(),
             // As a single server does: waiting long polls answer at once,
@@ -531,6 +535,7 @@ async fn own(
         // URLs that cannot come from a request's Host name the node's port,
         // not the engine's loopback one.
         reached_at: Some(config.reached_at.clone().unwrap_or(reached_at)),
+        tls: Default::default(),
         ..(*config).clone()
     };
     let server = crate::server::start_with_services(inner, engine, services)
