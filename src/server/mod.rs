@@ -194,7 +194,9 @@ pub async fn start_with_services(
         scheme: "http://",
     };
     let https_settings = Settings {
-        fallback_base_url: settings.fallback_base_url.replacen("http://", "https://", 1),
+        fallback_base_url: settings
+            .fallback_base_url
+            .replacen("http://", "https://", 1),
         scheme: "https://",
         ..settings.clone()
     };

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose,
 };
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -55,7 +55,11 @@ const BACKDATE: Duration = Duration::from_secs(DAY);
 /// `~/.local/share/retsu/tls` (`~/Library/Application Support/retsu/tls`
 /// on macOS, `%LOCALAPPDATA%\retsu\tls` on Windows).
 pub fn default_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let base = if cfg!(windows) {
         var("LOCALAPPDATA")
     } else if let Some(xdg) = var("XDG_DATA_HOME") {
@@ -286,12 +290,18 @@ mod tests {
         let ca = std::fs::read(dir.join(CA_FILE)).unwrap();
         let second = LocalCa::open(&dir).unwrap();
         assert_eq!(std::fs::read(dir.join(CA_FILE)).unwrap(), ca);
-        assert_eq!(first.leaf_chain, second.leaf_chain, "the server certificate is kept too");
+        assert_eq!(
+            first.leaf_chain, second.leaf_chain,
+            "the server certificate is kept too"
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             for key in [CA_KEY_FILE, KEY_FILE] {
-                let mode = std::fs::metadata(dir.join(key)).unwrap().permissions().mode();
+                let mode = std::fs::metadata(dir.join(key))
+                    .unwrap()
+                    .permissions()
+                    .mode();
                 assert_eq!(mode & 0o077, 0, "{key} is private");
             }
         }
@@ -312,7 +322,10 @@ mod tests {
         let ca_der = CertificateDer::from_pem_slice(&ca).unwrap();
         let ca = x509_cert::Certificate::from_der(&ca_der).unwrap();
         let leaf = x509_cert::Certificate::from_der(&second.leaf_chain[0]).unwrap();
-        assert_eq!(leaf.tbs_certificate().issuer(), ca.tbs_certificate().subject());
+        assert_eq!(
+            leaf.tbs_certificate().issuer(),
+            ca.tbs_certificate().subject()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -329,7 +342,12 @@ mod tests {
         assert!(current_leaf(&dir, &ca_key).is_none());
         let renewed = LocalCa::open(&dir).unwrap();
         assert!(current_leaf(&dir, &ca_key).is_some());
-        assert_ne!(renewed.leaf_chain[0].as_ref(), CertificateDer::from_pem_slice(cert.as_bytes()).unwrap().as_ref());
+        assert_ne!(
+            renewed.leaf_chain[0].as_ref(),
+            CertificateDer::from_pem_slice(cert.as_bytes())
+                .unwrap()
+                .as_ref()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use clap::builder::BoolishValueParser;
 use clap::ArgAction;
-use tokio_rustls::rustls::{self, pki_types::pem::PemObject};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::{self, pki_types::pem::PemObject};
 use tokio_rustls::TlsAcceptor;
 
 mod generated;
@@ -35,11 +35,21 @@ pub struct TlsArgs {
     pub enabled: bool,
 
     /// Serve TLS with this certificate chain (PEM, the server's certificate first); turns TLS on, needs --tls-key.
-    #[arg(id = "tls_cert", long = "tls-cert", env = "RETSU_TLS_CERT", value_name = "PATH")]
+    #[arg(
+        id = "tls_cert",
+        long = "tls-cert",
+        env = "RETSU_TLS_CERT",
+        value_name = "PATH"
+    )]
     pub cert: Option<PathBuf>,
 
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
-    #[arg(id = "tls_key", long = "tls-key", env = "RETSU_TLS_KEY", value_name = "PATH")]
+    #[arg(
+        id = "tls_key",
+        long = "tls-key",
+        env = "RETSU_TLS_KEY",
+        value_name = "PATH"
+    )]
     pub key: Option<PathBuf>,
 }
 
@@ -104,8 +114,14 @@ impl Tls {
                 let chain = read_chain(cert)?;
                 let key_der = read_key(key)?;
                 let config = server_config(chain, key_der).map_err(|e| {
+                    let why = match e {
+                        rustls::Error::InconsistentKeys(_) => {
+                            "it is the private key of another certificate".to_string()
+                        }
+                        other => other.to_string(),
+                    };
                     format!(
-                        "TLS: the key in {} does not fit the certificate in {}: {e}",
+                        "TLS: the key in {} does not fit the certificate in {}: {why}",
                         key.display(),
                         cert.display()
                     )
@@ -115,8 +131,12 @@ impl Tls {
                     ca: None,
                 }))
             }
-            (Some(_), None) => Err("TLS: --tls-cert needs --tls-key (the certificate's private key)".into()),
-            (None, Some(_)) => Err("TLS: --tls-key needs --tls-cert (the certificate it belongs to)".into()),
+            (Some(_), None) => {
+                Err("TLS: --tls-cert needs --tls-key (the certificate's private key)".into())
+            }
+            (None, Some(_)) => {
+                Err("TLS: --tls-key needs --tls-cert (the certificate it belongs to)".into())
+            }
             (None, None) => {
                 let dir = tls_dir(data_dir)?;
                 let ca = LocalCa::open(&dir)?;
