@@ -54,8 +54,8 @@ async fn tls_server(dir: &Path) -> (TestServer, Vec<u8>) {
     let tls = dir.join("tls");
     let ca = retsu::tls::LocalCa::open(&tls).expect("the local CA is made");
     let mut config = Config::ephemeral();
-    config.tls.cert = Some(tls.join("cert.pem"));
-    config.tls.key = Some(tls.join("key.pem"));
+    config.tls.cert = Some(ca.cert_path.clone());
+    config.tls.key = Some(ca.key_path.clone());
     let server = TestServer::start_with(config).await;
     (server, std::fs::read(&ca.ca_path).unwrap())
 }
@@ -518,4 +518,35 @@ fn tls_ca_without_a_data_dir_uses_the_per_user_directory() {
     assert!(std::fs::read_to_string(&path)
         .unwrap()
         .starts_with("-----BEGIN CERTIFICATE-----"));
+}
+
+#[tokio::test]
+async fn the_embedded_server_answers_https_when_asked() {
+    let dir = Scratch::new("embed");
+    let server = retsu::embed::EmbeddedServer::builder()
+        .tls(dir.0.join("tls"))
+        .start()
+        .await
+        .unwrap();
+    assert!(server.endpoint_url().starts_with("https://127.0.0.1:"));
+    let ca = std::fs::read(server.ca_certificate().expect("the CA to trust")).unwrap();
+    let sqs = sqs_over_tls(server.endpoint_url(), &ca);
+    let url = sqs
+        .create_queue()
+        .queue_name("embedded")
+        .send()
+        .await
+        .expect("CreateQueue over TLS")
+        .queue_url
+        .unwrap();
+    assert_eq!(url, server.queue_url("embedded"));
+    // Plain HTTP still answers on the same port.
+    let plain = format!("http://{}", server.local_addr());
+    let listed = sdk_client(&plain, REGION)
+        .list_queues()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.queue_urls(), [format!("{plain}/{ACCOUNT}/embedded")]);
+    server.shutdown().await.unwrap();
 }

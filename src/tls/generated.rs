@@ -75,6 +75,9 @@ pub fn default_dir() -> Option<PathBuf> {
 /// The server certificate and key to serve, and where their CA is.
 pub struct LocalCa {
     pub ca_path: PathBuf,
+    /// The server certificate and its key, as files.
+    pub cert_path: PathBuf,
+    pub key_path: PathBuf,
     pub leaf_chain: Vec<CertificateDer<'static>>,
     pub leaf_key: PrivateKeyDer<'static>,
 }
@@ -109,6 +112,8 @@ impl LocalCa {
         };
         Ok(LocalCa {
             ca_path,
+            cert_path: dir.join(CERT_FILE),
+            key_path: dir.join(KEY_FILE),
             leaf_chain: chain,
             leaf_key: key,
         })
