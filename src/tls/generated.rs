@@ -7,20 +7,46 @@
 //! or is deleted) without the client noticing. The CA's key stays beside
 //! it for that; both keys are readable by their owner only.
 //!
+//! Keys are ECDSA P-256, made and used by ring (already rustls's crypto
+//! here); the certificates are built by x509-cert (already SNS's signing
+//! certificate's builder), so the feature adds no crate to the binary.
+//!
 //! The directory holds `ca.pem` (the certificate to trust), `ca-key.pem`,
 //! `cert.pem` and `key.pem`. A first start builds it under another name
 //! and renames it into place, so two processes starting together keep the
 //! same CA (the one that loses the race reads the winner's).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
-};
+use ring::rand::SystemRandom;
+use ring::signature::{EcdsaKeyPair, KeyPair as _, ECDSA_P256_SHA256_ASN1_SIGNING};
+use rsa::rand_core::UnwrapErr;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use x509_cert::builder::profile::BuilderProfile;
+use x509_cert::builder::{Builder, CertificateBuilder};
+use x509_cert::certificate::TbsCertificate;
+use x509_cert::der::asn1::{BitString, Ia5String, OctetString};
+use x509_cert::der::oid::db::rfc5280::ID_KP_SERVER_AUTH;
+use x509_cert::der::oid::ObjectIdentifier;
+use x509_cert::der::pem::LineEnding;
+use x509_cert::der::{Any, DateTime, Decode, Document, EncodePem};
+use x509_cert::ext::pkix::name::GeneralName;
+use x509_cert::ext::pkix::{
+    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages,
+    SubjectAltName, SubjectKeyIdentifier,
+};
+use x509_cert::ext::{Extension, ToExtension};
+use x509_cert::name::Name;
+use x509_cert::serial_number::SerialNumber;
+use x509_cert::spki::{
+    AlgorithmIdentifierOwned, DynSignatureAlgorithmIdentifier, EncodePublicKey,
+    SignatureBitStringEncoding, SubjectPublicKeyInfoOwned, SubjectPublicKeyInfoRef,
+};
+use x509_cert::time::Validity;
+use x509_cert::Certificate;
 
 pub const CA_FILE: &str = "ca.pem";
 const CA_KEY_FILE: &str = "ca-key.pem";
@@ -30,12 +56,14 @@ const KEY_FILE: &str = "key.pem";
 /// The names the server certificate is valid for: loopback by name and
 /// address, and LocalStack's domain (which resolves to 127.0.0.1), so
 /// endpoints written for LocalStack keep working.
-pub const NAMES: [&str; 5] = [
+const DNS_NAMES: [&str; 3] = [
     "localhost",
-    "127.0.0.1",
-    "::1",
     "localhost.localstack.cloud",
     "*.localhost.localstack.cloud",
+];
+const IP_ADDRESSES: [std::net::IpAddr; 2] = [
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
 ];
 
 const DAY: u64 = 24 * 60 * 60;
@@ -92,17 +120,16 @@ impl LocalCa {
         if !ca_path.exists() {
             create(dir).map_err(|e| format!("TLS: cannot make the local CA in {shown}: {e}"))?;
         }
-        let ca_key_pem = read_text(&dir.join(CA_KEY_FILE))?;
-        let ca_key = KeyPair::from_pem(&ca_key_pem).map_err(|e| {
-            format!(
-                "TLS: {} holds no usable key: {e}",
-                dir.join(CA_KEY_FILE).display()
-            )
-        })?;
-        let (chain, key) = match current_leaf(dir, &ca_key) {
+        let ca_name = read_certificate(&ca_path)?
+            .tbs_certificate()
+            .subject()
+            .clone();
+        let ca_key_path = dir.join(CA_KEY_FILE);
+        let ca_key = EcKey::read(&ca_key_path)?;
+        let (chain, key) = match current_leaf(dir, &ca_name) {
             Some(leaf) => leaf,
             None => {
-                let (cert, key) = issue_leaf(&ca_key, SystemTime::now())?;
+                let (cert, key) = issue_leaf(&ca_key, &ca_name, SystemTime::now())?;
                 write_file(&dir.join(KEY_FILE), &key, true)
                     .and_then(|()| write_file(&dir.join(CERT_FILE), &cert, false))
                     .map_err(|e| format!("TLS: cannot write the certificate in {shown}: {e}"))?;
@@ -120,59 +147,156 @@ impl LocalCa {
     }
 }
 
-/// The CA's name, unique per CA (from its key) so that two Retsu CAs
-/// trusted on one machine are never confused by a client building a chain.
-fn ca_name(ca_key: &KeyPair) -> (DistinguishedName, String) {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(ca_key.public_key_der());
-    let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    let mut name = DistinguishedName::new();
-    name.push(DnType::OrganizationName, "Retsu local development");
-    name.push(DnType::CommonName, format!("Retsu local CA {tag}"));
-    (name, tag)
+/// An ECDSA P-256 key, with ring (rustls's crypto here) signing for
+/// x509-cert's certificate builder (as SNS's signing certificate is built).
+struct EcKey {
+    pair: EcdsaKeyPair,
+    pkcs8: Vec<u8>,
 }
 
-/// The CA's parameters: the same for a key whenever they are made, so the
-/// CA can sign again after a restart with only its key.
-fn ca_params(ca_key: &KeyPair, now: SystemTime) -> Result<CertificateParams, String> {
-    let mut params = CertificateParams::default();
-    params.distinguished_name = ca_name(ca_key).0;
-    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    (params.not_before, params.not_after) = validity(now, CA_LIFETIME)?;
-    Ok(params)
+const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const PRIME256V1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
+const ECDSA_WITH_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
+
+impl EcKey {
+    fn generate() -> Result<EcKey, String> {
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &SystemRandom::new())
+                .map_err(|_| "TLS: cannot make a key".to_string())?;
+        EcKey::from_pkcs8(pkcs8.as_ref()).ok_or_else(|| "TLS: cannot use the key made".into())
+    }
+
+    fn from_pkcs8(der: &[u8]) -> Option<EcKey> {
+        let pair =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, der, &SystemRandom::new())
+                .ok()?;
+        Some(EcKey {
+            pair,
+            pkcs8: der.to_vec(),
+        })
+    }
+
+    fn read(path: &Path) -> Result<EcKey, String> {
+        let pem =
+            std::fs::read(path).map_err(|e| format!("TLS: cannot read {}: {e}", path.display()))?;
+        PrivateKeyDer::from_pem_slice(&pem)
+            .ok()
+            .and_then(|key| EcKey::from_pkcs8(key.secret_der()))
+            .ok_or_else(|| format!("TLS: {} holds no usable P-256 key", path.display()))
+    }
+
+    fn pem(&self) -> Result<String, String> {
+        x509_cert::der::pem::encode_string("PRIVATE KEY", LineEnding::LF, &self.pkcs8)
+            .map_err(|e| format!("TLS: {e}"))
+    }
+
+    fn spki(&self) -> Result<SubjectPublicKeyInfoOwned, String> {
+        let fail = |e: x509_cert::der::Error| format!("TLS: {e}");
+        Ok(SubjectPublicKeyInfoOwned {
+            algorithm: AlgorithmIdentifierOwned {
+                oid: ID_EC_PUBLIC_KEY,
+                parameters: Some(Any::encode_from(&PRIME256V1).map_err(fail)?),
+            },
+            subject_public_key: BitString::from_bytes(self.pair.public_key().as_ref())
+                .map_err(fail)?,
+        })
+    }
 }
 
-fn validity(
-    now: SystemTime,
-    lifetime: Duration,
-) -> Result<(time::OffsetDateTime, time::OffsetDateTime), String> {
+#[derive(Clone)]
+struct EcPublicKey(SubjectPublicKeyInfoOwned);
+
+impl EncodePublicKey for EcPublicKey {
+    fn to_public_key_der(&self) -> x509_cert::spki::Result<Document> {
+        Ok(Document::encode_msg(&self.0)?)
+    }
+}
+
+impl signature::Keypair for EcKey {
+    type VerifyingKey = EcPublicKey;
+
+    fn verifying_key(&self) -> EcPublicKey {
+        // Made when the key was read or generated; cannot fail for a
+        // P-256 point.
+        EcPublicKey(self.spki().expect("a P-256 public key encodes"))
+    }
+}
+
+impl DynSignatureAlgorithmIdentifier for EcKey {
+    fn signature_algorithm_identifier(&self) -> x509_cert::spki::Result<AlgorithmIdentifierOwned> {
+        Ok(AlgorithmIdentifierOwned {
+            oid: ECDSA_WITH_SHA256,
+            parameters: None,
+        })
+    }
+}
+
+/// An ECDSA signature, DER-encoded (as X.509 carries it).
+struct EcSignature(Vec<u8>);
+
+impl SignatureBitStringEncoding for EcSignature {
+    fn to_bitstring(&self) -> x509_cert::der::Result<BitString> {
+        BitString::from_bytes(&self.0)
+    }
+}
+
+impl signature::Signer<EcSignature> for EcKey {
+    fn try_sign(&self, msg: &[u8]) -> Result<EcSignature, signature::Error> {
+        self.pair
+            .sign(&SystemRandom::new(), msg)
+            .map(|s| EcSignature(s.as_ref().to_vec()))
+            .map_err(|_| signature::Error::new())
+    }
+}
+
+/// A CA name unique per CA (a random tag), so that two Retsu CAs trusted
+/// on one machine are never confused by a client building a chain.
+fn ca_name() -> Result<Name, String> {
+    let mut tag = [0u8; 4];
+    getrandom::fill(&mut tag).map_err(|e| format!("TLS: {e}"))?;
+    let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+    Name::from_str(&format!(
+        "CN=Retsu local CA {tag},O=Retsu local development"
+    ))
+    .map_err(|e| format!("TLS: {e}"))
+}
+
+fn validity(now: SystemTime, lifetime: Duration) -> Result<Validity, String> {
     let at = |t: SystemTime| {
-        let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-        time::OffsetDateTime::from_unix_timestamp(secs).map_err(|e| format!("TLS: the time: {e}"))
+        DateTime::from_system_time(t)
+            .map(Into::into)
+            .map_err(|e| format!("TLS: the time: {e}"))
     };
-    Ok((at(now - BACKDATE)?, at(now + lifetime)?))
+    Ok(Validity::new(at(now - BACKDATE)?, at(now + lifetime)?))
+}
+
+fn serial() -> SerialNumber {
+    SerialNumber::generate(&mut UnwrapErr(getrandom::SysRng))
 }
 
 /// A new CA and server certificate in `dir`, built beside it and renamed
 /// into place when `dir` does not exist yet.
 fn create(dir: &Path) -> std::io::Result<()> {
-    let ca_key = KeyPair::generate().map_err(std::io::Error::other)?;
+    let ca_key = EcKey::generate().map_err(std::io::Error::other)?;
     let now = SystemTime::now();
-    let ca = ca_params(&ca_key, now)
-        .and_then(|p| p.self_signed(&ca_key).map_err(|e| e.to_string()))
+    let name = ca_name().map_err(std::io::Error::other)?;
+    let ca = validity(now, CA_LIFETIME)
+        .and_then(|validity| {
+            let spki = ca_key.spki()?;
+            CertificateBuilder::new(CaProfile(name.clone()), serial(), validity, spki)
+                .and_then(|b| b.build::<_, EcSignature>(&ca_key))
+                .and_then(|c| Ok(c.to_pem(LineEnding::LF)?))
+                .map_err(|e| format!("TLS: cannot make the CA certificate: {e}"))
+        })
         .map_err(std::io::Error::other)?;
-    let (leaf, leaf_key) = issue_leaf(&ca_key, now).map_err(std::io::Error::other)?;
+    let ca_key_pem = ca_key.pem().map_err(std::io::Error::other)?;
+    let (leaf, leaf_key) = issue_leaf(&ca_key, &name, now).map_err(std::io::Error::other)?;
     let write_all = |into: &Path| -> std::io::Result<()> {
-        write_file(&into.join(CA_KEY_FILE), &ca_key.serialize_pem(), true)?;
+        write_file(&into.join(CA_KEY_FILE), &ca_key_pem, true)?;
         write_file(&into.join(KEY_FILE), &leaf_key, true)?;
         write_file(&into.join(CERT_FILE), &leaf, false)?;
         // Last: its presence says the directory is complete.
-        write_file(&into.join(CA_FILE), &ca.pem(), false)
+        write_file(&into.join(CA_FILE), &ca, false)
     };
     if dir.exists() {
         return write_all(dir);
@@ -197,44 +321,136 @@ fn create(dir: &Path) -> std::io::Result<()> {
     made
 }
 
-/// A server certificate for [`NAMES`] signed by the CA, as PEM (the
-/// certificate, its key).
-fn issue_leaf(ca_key: &KeyPair, now: SystemTime) -> Result<(String, String), String> {
-    let fail = |e: rcgen::Error| format!("TLS: cannot issue the server certificate: {e}");
-    let ca = ca_params(ca_key, now)?.self_signed(ca_key).map_err(fail)?;
-    let key = KeyPair::generate().map_err(fail)?;
-    let names: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
-    let mut params = CertificateParams::new(names).map_err(fail)?;
-    params.distinguished_name = DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "Retsu (localhost)");
-    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    (params.not_before, params.not_after) = validity(now, LEAF_LIFETIME)?;
-    let cert = params.signed_by(&key, &ca, ca_key).map_err(fail)?;
-    Ok((cert.pem(), key.serialize_pem()))
+/// A server certificate for the loopback names signed by the CA, as PEM
+/// (the certificate, its key).
+fn issue_leaf(ca_key: &EcKey, ca_name: &Name, now: SystemTime) -> Result<(String, String), String> {
+    let key = EcKey::generate()?;
+    let profile = LeafProfile {
+        issuer: ca_name.clone(),
+        subject: Name::from_str("CN=Retsu (localhost)").map_err(|e| format!("TLS: {e}"))?,
+    };
+    let cert = CertificateBuilder::new(
+        profile,
+        serial(),
+        validity(now, LEAF_LIFETIME)?,
+        key.spki()?,
+    )
+    .and_then(|b| b.build::<_, EcSignature>(ca_key))
+    .and_then(|c| Ok(c.to_pem(LineEnding::LF)?))
+    .map_err(|e| format!("TLS: cannot issue the server certificate: {e}"))?;
+    Ok((cert, key.pem()?))
+}
+
+/// A CA that signs server certificates only (path length 0).
+struct CaProfile(Name);
+
+impl BuilderProfile for CaProfile {
+    fn get_issuer(&self, subject: &Name) -> Name {
+        subject.clone()
+    }
+
+    fn get_subject(&self) -> Name {
+        self.0.clone()
+    }
+
+    fn build_extensions(
+        &self,
+        spk: SubjectPublicKeyInfoRef<'_>,
+        _issuer_spk: SubjectPublicKeyInfoRef<'_>,
+        tbs: &TbsCertificate,
+    ) -> x509_cert::builder::Result<Vec<Extension>> {
+        let subject = tbs.subject();
+        let mut extensions = Vec::new();
+        let basic = BasicConstraints {
+            ca: true,
+            path_len_constraint: Some(0),
+        };
+        extensions.push(basic.to_extension(subject, &extensions)?);
+        let usage = KeyUsage(KeyUsages::KeyCertSign | KeyUsages::CRLSign);
+        extensions.push(usage.to_extension(subject, &extensions)?);
+        let key_id = SubjectKeyIdentifier::try_from(spk)?;
+        extensions.push(key_id.to_extension(subject, &extensions)?);
+        Ok(extensions)
+    }
+}
+
+/// A server certificate for the loopback names.
+struct LeafProfile {
+    issuer: Name,
+    subject: Name,
+}
+
+impl BuilderProfile for LeafProfile {
+    fn get_issuer(&self, _subject: &Name) -> Name {
+        self.issuer.clone()
+    }
+
+    fn get_subject(&self) -> Name {
+        self.subject.clone()
+    }
+
+    fn build_extensions(
+        &self,
+        spk: SubjectPublicKeyInfoRef<'_>,
+        issuer_spk: SubjectPublicKeyInfoRef<'_>,
+        tbs: &TbsCertificate,
+    ) -> x509_cert::builder::Result<Vec<Extension>> {
+        let subject = tbs.subject();
+        let mut extensions = Vec::new();
+        let basic = BasicConstraints {
+            ca: false,
+            path_len_constraint: None,
+        };
+        extensions.push(basic.to_extension(subject, &extensions)?);
+        let usage = KeyUsage(KeyUsages::DigitalSignature.into());
+        extensions.push(usage.to_extension(subject, &extensions)?);
+        let server = ExtendedKeyUsage(vec![ID_KP_SERVER_AUTH]);
+        extensions.push(server.to_extension(subject, &extensions)?);
+        let mut names = Vec::new();
+        for dns in DNS_NAMES {
+            names.push(GeneralName::DnsName(Ia5String::new(dns)?));
+        }
+        for ip in IP_ADDRESSES {
+            let octets = match ip {
+                std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
+                std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
+            };
+            names.push(GeneralName::IpAddress(OctetString::new(octets)?));
+        }
+        extensions.push(SubjectAltName(names).to_extension(subject, &extensions)?);
+        let authority = AuthorityKeyIdentifier::try_from(issuer_spk)?;
+        extensions.push(authority.to_extension(subject, &extensions)?);
+        let key_id = SubjectKeyIdentifier::try_from(spk)?;
+        extensions.push(key_id.to_extension(subject, &extensions)?);
+        Ok(extensions)
+    }
+}
+
+fn read_certificate(path: &Path) -> Result<Certificate, String> {
+    let pem =
+        std::fs::read(path).map_err(|e| format!("TLS: cannot read {}: {e}", path.display()))?;
+    CertificateDer::from_pem_slice(&pem)
+        .ok()
+        .and_then(|der| Certificate::from_der(&der).ok())
+        .ok_or_else(|| format!("TLS: {} holds no certificate", path.display()))
 }
 
 /// The stored server certificate, if it is there, from this CA, and not
 /// near its end.
 fn current_leaf(
     dir: &Path,
-    ca_key: &KeyPair,
+    ca_name: &Name,
 ) -> Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
     let cert = std::fs::read(dir.join(CERT_FILE)).ok()?;
     let key = std::fs::read(dir.join(KEY_FILE)).ok()?;
     let (chain, key) = parse_leaf(&cert, &key)?;
-    use x509_cert::der::Decode;
-    let parsed = x509_cert::Certificate::from_der(chain.first()?).ok()?;
+    let parsed = Certificate::from_der(chain.first()?).ok()?;
     let tbs = parsed.tbs_certificate();
-    let (_, tag) = ca_name(ca_key);
     let ends = tbs.validity().not_after.to_system_time();
     let fresh = ends
         .duration_since(SystemTime::now())
         .is_ok_and(|left| left > RENEW_BEFORE);
-    (fresh && tbs.issuer().to_string().contains(&tag)).then_some((chain, key))
+    (fresh && tbs.issuer() == ca_name).then_some((chain, key))
 }
 
 fn parse_leaf(
@@ -247,10 +463,6 @@ fn parse_leaf(
         .filter(|c| !c.is_empty())?;
     let key = PrivateKeyDer::from_pem_slice(key).ok()?;
     Some((chain, key))
-}
-
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("TLS: cannot read {}: {e}", path.display()))
 }
 
 /// Written whole under a temporary name, then renamed over `path`; a
@@ -323,7 +535,6 @@ mod tests {
         assert_ne!(first.leaf_chain, second.leaf_chain);
         assert_eq!(std::fs::read(dir.join(CA_FILE)).unwrap(), ca);
         // The new one still chains to the CA clients already trust.
-        use x509_cert::der::Decode;
         let ca_der = CertificateDer::from_pem_slice(&ca).unwrap();
         let ca = x509_cert::Certificate::from_der(&ca_der).unwrap();
         let leaf = x509_cert::Certificate::from_der(&second.leaf_chain[0]).unwrap();
@@ -338,15 +549,20 @@ mod tests {
     fn an_expiring_server_certificate_is_replaced() {
         let dir = scratch("expiring");
         LocalCa::open(&dir).unwrap();
-        let ca_key = KeyPair::from_pem(&read_text(&dir.join(CA_KEY_FILE)).unwrap()).unwrap();
+        let ca_key = EcKey::read(&dir.join(CA_KEY_FILE)).unwrap();
+        let ca_name = read_certificate(&dir.join(CA_FILE))
+            .unwrap()
+            .tbs_certificate()
+            .subject()
+            .clone();
         // Issued long ago: 20 days left.
         let long_ago = SystemTime::now() - LEAF_LIFETIME + Duration::from_secs(20 * DAY);
-        let (cert, key) = issue_leaf(&ca_key, long_ago).unwrap();
+        let (cert, key) = issue_leaf(&ca_key, &ca_name, long_ago).unwrap();
         write_file(&dir.join(CERT_FILE), &cert, false).unwrap();
         write_file(&dir.join(KEY_FILE), &key, true).unwrap();
-        assert!(current_leaf(&dir, &ca_key).is_none());
+        assert!(current_leaf(&dir, &ca_name).is_none());
         let renewed = LocalCa::open(&dir).unwrap();
-        assert!(current_leaf(&dir, &ca_key).is_some());
+        assert!(current_leaf(&dir, &ca_name).is_some());
         assert_ne!(
             renewed.leaf_chain[0].as_ref(),
             CertificateDer::from_pem_slice(cert.as_bytes())
