@@ -183,7 +183,7 @@ async fn sqs_over_tls_and_plain_http_share_the_port() {
         .expect("ReceiveMessage over TLS");
     assert_eq!(received.messages()[0].body(), Some("sealed"));
     let listed = secure.list_queues().send().await.unwrap();
-    assert_eq!(listed.queue_urls(), [url.clone()]);
+    assert_eq!(listed.queue_urls(), std::slice::from_ref(&url));
 
     // Plain HTTP on the same port: the same queue, http URLs.
     let plain = server

@@ -299,7 +299,7 @@ impl FileConfig {
             }
         }
         if let Some(tls) = &self.tls {
-            tls.apply(&mut config.tls, &unset);
+            tls.apply(&mut config.tls, unset);
         }
         // A flag or variable naming where state is kept wins over both
         // file keys.
