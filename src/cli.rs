@@ -2,7 +2,7 @@
 //! `--config FILE`, `--log-format`, and subcommands: `check-config FILE`
 //! (validate without starting), `health` (probe a running server's
 //! `/health`, for a scratch container's HEALTHCHECK, which has no curl),
-//! and the admin API's clients `peek`, `history`, `events`, `clock`,
+//! `tls ca` (where the CA of `--tls` is), and the admin API's clients `peek`, `history`, `events`, `clock`,
 //! `faults`, `reset` (see `admin_cli.rs`).
 //!
 //! Kept apart from [`Config`] so the server's settings stay one block that

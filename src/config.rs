@@ -399,6 +399,9 @@ mod tests {
             "--clock-start",
             "--no-admin",
             "--admin-token",
+            "--tls",
+            "--tls-cert",
+            "--tls-key",
             "RETSU_PORT",
         ] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");
