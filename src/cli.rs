@@ -2,7 +2,7 @@
 //! `--config FILE`, `--log-format`, and subcommands: `check-config FILE`
 //! (validate without starting), `health` (probe a running server's
 //! `/health`, for a scratch container's HEALTHCHECK, which has no curl),
-//! and the admin API's clients `peek`, `history`, `events`, `clock`,
+//! `tls ca` (where the CA of `--tls` is), and the admin API's clients `peek`, `history`, `events`, `clock`,
 //! `faults`, `reset` (see `admin_cli.rs`).
 //!
 //! Kept apart from [`Config`] so the server's settings stay one block that
@@ -129,6 +129,11 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// HTTPS (--tls): the certificate authority Retsu makes for it.
+    Tls {
+        #[command(subcommand)]
+        action: TlsAction,
+    },
     /// Delete every queue and message, or empty one queue (admin API).
     Reset {
         /// Only empty this queue (keeps its attributes and tags).
@@ -136,6 +141,12 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TlsAction {
+    /// Print the path of the CA certificate to trust for --tls (in --data-dir, else the per-user directory; made now if there is none yet).
+    Ca,
 }
 
 impl Command {
@@ -188,7 +199,9 @@ impl Command {
                 },
                 admin,
             ),
-            Command::CheckConfig { .. } | Command::Health { .. } => return None,
+            Command::CheckConfig { .. } | Command::Health { .. } | Command::Tls { .. } => {
+                return None
+            }
         })
     }
 }
@@ -414,6 +427,24 @@ mod tests {
             Cli::try_parse_with_matches(["retsu", "--localstack", "--no-localstack"]).unwrap();
         assert!(cli.resolve(&m, None).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn tls_flags_and_subcommand_parse() {
+        let (cli, _) = Cli::try_parse_with_matches(["retsu", "--tls", "tls", "ca"]).unwrap();
+        assert!(cli.server.tls.enabled && cli.server.tls.wanted());
+        assert!(matches!(
+            cli.command,
+            Some(Command::Tls {
+                action: TlsAction::Ca
+            })
+        ));
+        let (cli, _) =
+            Cli::try_parse_with_matches(["retsu", "--tls-cert", "c.pem", "--tls-key", "k.pem"])
+                .unwrap();
+        assert!(cli.server.tls.wanted() && !cli.server.tls.enabled);
+        assert_eq!(cli.server.tls.cert.as_deref(), Some(Path::new("c.pem")));
+        assert_eq!(cli.server.tls.key.as_deref(), Some(Path::new("k.pem")));
     }
 
     #[test]

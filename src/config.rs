@@ -152,6 +152,10 @@ pub struct Config {
 
     #[command(flatten)]
     pub limits: HttpLimits,
+
+    /// HTTPS on the same port (`src/tls`).
+    #[command(flatten)]
+    pub tls: crate::tls::TlsArgs,
 }
 
 /// A lease length: long enough to renew a few times over a slow network,
@@ -253,6 +257,7 @@ impl Default for Config {
             reached_at: None,
             log_level: "info".into(),
             limits: HttpLimits::default(),
+            tls: crate::tls::TlsArgs::default(),
         }
     }
 }
@@ -421,6 +426,9 @@ mod tests {
             "--localstack",
             "--no-localstack",
             "--init-dir",
+            "--tls",
+            "--tls-cert",
+            "--tls-key",
             "RETSU_PORT",
         ] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");

@@ -63,6 +63,7 @@ pub struct EmbeddedServer {
     endpoint: String,
     region: String,
     account_id: String,
+    ca: Option<std::path::PathBuf>,
 }
 
 impl EmbeddedServer {
@@ -79,9 +80,18 @@ impl EmbeddedServer {
         EmbeddedBuilder::default()
     }
 
-    /// `http://127.0.0.1:PORT`: the endpoint URL to give the SDK.
+    /// `http://127.0.0.1:PORT` (`https://` after [`EmbeddedBuilder::tls`]):
+    /// the endpoint URL to give the SDK.
     pub fn endpoint_url(&self) -> &str {
         &self.endpoint
+    }
+
+    /// After [`EmbeddedBuilder::tls`]: the PEM file of the certificate
+    /// authority to trust for [`EmbeddedServer::endpoint_url`] (give it to
+    /// the SDK's HTTP client's trust store). Plain `http://` keeps
+    /// answering on the same port.
+    pub fn ca_certificate(&self) -> Option<&std::path::Path> {
+        self.ca.as_deref()
     }
 
     /// The bound address.
@@ -123,6 +133,7 @@ pub struct EmbeddedBuilder {
     config: Config,
     frozen: bool,
     start_ms: Option<u64>,
+    tls_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for EmbeddedBuilder {
@@ -134,6 +145,7 @@ impl Default for EmbeddedBuilder {
             },
             frozen: false,
             start_ms: None,
+            tls_dir: None,
         }
     }
 }
@@ -164,19 +176,40 @@ impl EmbeddedBuilder {
         self
     }
 
+    /// Answer TLS too, with a certificate for `localhost` and `127.0.0.1`
+    /// from a local certificate authority kept in `dir` (made there on
+    /// first use, reused after): [`EmbeddedServer::endpoint_url`] becomes
+    /// `https://…` and [`EmbeddedServer::ca_certificate`] the CA to trust.
+    pub fn tls(mut self, dir: impl Into<std::path::PathBuf>) -> EmbeddedBuilder {
+        self.tls_dir = Some(dir.into());
+        self
+    }
+
     /// Binds a random loopback port and starts the server.
-    pub async fn start(self) -> io::Result<EmbeddedServer> {
+    pub async fn start(mut self) -> io::Result<EmbeddedServer> {
         let clock = EmbeddedClock::new(self.start_ms, self.frozen);
         let region = self.config.region.clone();
         let account_id = self.config.account_id.clone();
+        let mut ca = None;
+        if let Some(dir) = &self.tls_dir {
+            // The local CA's files in `dir`, served as given files.
+            let local = crate::tls::LocalCa::open(dir)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            self.config.tls.cert = Some(local.cert_path);
+            self.config.tls.key = Some(local.key_path);
+            ca = Some(local.ca_path);
+        }
         let server = server::start(self.config, Arc::new(clock.clone())).await?;
-        let endpoint = server.endpoint_url();
+        let endpoint = server
+            .https_endpoint_url()
+            .unwrap_or_else(|| server.endpoint_url());
         Ok(EmbeddedServer {
             server,
             clock,
             endpoint,
             region,
             account_id,
+            ca,
         })
     }
 }

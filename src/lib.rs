@@ -45,4 +45,5 @@ pub mod observers;
 pub mod protocol;
 pub mod server;
 pub mod sns_http;
+pub mod tls;
 pub mod topic_steps;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use retsu::cli::{probe_health, Cli, Command, LogFormat, Resolved};
+use retsu::cli::{probe_health, Cli, Command, LogFormat, Resolved, TlsAction};
 use retsu::engine::Engine;
 use retsu::journal::Journal;
 use tracing_subscriber::filter::Targets;
@@ -56,6 +56,9 @@ async fn main() -> ExitCode {
                 }
             }
         }
+        Some(Command::Tls {
+            action: TlsAction::Ca,
+        }) => tls_ca(&cli, &matches),
         None => serve(&cli, &matches).await,
         Some(other) => match other.admin() {
             Some((command, args)) => match retsu::admin_cli::run(&command, args) {
@@ -72,6 +75,38 @@ async fn main() -> ExitCode {
             },
             None => ExitCode::from(BAD_CONFIG),
         },
+    }
+}
+
+/// `retsu tls ca`: the path of the CA certificate `--tls` serves from,
+/// made now if there is none, so it can be trusted before the server
+/// first starts.
+fn tls_ca(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
+    let config = match cli.resolve(matches, None) {
+        Ok(resolved) => resolved.config,
+        Err(e) => {
+            eprintln!("retsu: {e}");
+            return ExitCode::from(BAD_CONFIG);
+        }
+    };
+    if let Some(cert) = &config.tls.cert {
+        eprintln!(
+            "retsu: TLS serves the certificate given by --tls-cert ({}); its CA is whoever issued it, not Retsu",
+            cert.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let opened = retsu::tls::tls_dir(config.data_dir.as_deref())
+        .and_then(|dir| retsu::tls::LocalCa::open(&dir));
+    match opened {
+        Ok(ca) => {
+            println!("{}", ca.ca_path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("retsu: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -141,6 +176,14 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
             (false, false) => format!("endpoints on, init hooks in {init_dir}"),
         }
     );
+    println!(
+        "  tls            {}",
+        match (&c.tls.cert, c.tls.wanted()) {
+            (_, false) => "off".to_string(),
+            (Some(cert), true) => format!("on, serving {}", cert.display()),
+            (None, true) => "on, with a certificate from Retsu's local CA (retsu tls ca)".into(),
+        }
+    );
     println!("  log_level      {}", c.log_level);
     println!(
         "  log_format     {}",
@@ -197,6 +240,12 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         tracing::debug!(config = ?shown, "configuration");
     }
     retsu::server::raise_fd_limit();
+    // A certificate that cannot be served stops start-up here, naming the
+    // file and the problem, before any state is opened.
+    if let Err(e) = retsu::tls::Tls::load(&config.tls, config.data_dir.as_deref()) {
+        tracing::error!("{e}");
+        return ExitCode::from(BAD_CONFIG);
+    }
 
     // A cluster node: the store's lease decides what this process serves.
     match retsu::cluster::Settings::from_config(&config) {
@@ -305,10 +354,19 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     );
 
     // The wrappers' and containers' wait strategy: one stable line on
-    // stdout, with the address really bound (`--port 0` included).
+    // stdout, with the address really bound (`--port 0` included). With
+    // TLS, a line before it gives the https:// endpoint and the CA to
+    // trust (when Retsu made the certificate).
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
+        if let Some(https) = server.https_endpoint_url() {
+            let ca = server
+                .tls_ca()
+                .map(|p| format!(" {}", p.display()))
+                .unwrap_or_default();
+            let _ = writeln!(out, "retsu tls {https}{ca}");
+        }
         let _ = writeln!(out, "retsu ready {}", server.endpoint_url());
         let _ = out.flush();
     }

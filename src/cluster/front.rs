@@ -29,6 +29,9 @@ use crate::server::HttpService;
 pub const FORWARDED_BY: &str = "x-retsu-forwarded-by";
 /// The cluster secret, on requests between nodes.
 pub const SECRET: &str = "x-retsu-cluster-secret";
+/// On a request passed on: the client reached the first node over TLS
+/// (believed only with the secret), so queue URLs stay https.
+pub const FORWARDED_HTTPS: &str = "x-retsu-forwarded-https";
 
 pub struct Front {
     pub node: String,
@@ -163,7 +166,10 @@ impl Front {
                 == 0
     }
 
-    pub async fn call(self: Arc<Self>, req: hyper::Request<Incoming>) -> axum::response::Response {
+    pub async fn call(
+        self: Arc<Self>,
+        mut req: hyper::Request<Incoming>,
+    ) -> axum::response::Response {
         match (req.method(), req.uri().path()) {
             (&Method::GET, "/_retsu/cluster") => return self.cluster_view(req.headers()),
             (&Method::POST, "/_retsu/cluster/drain") => return self.drain(req, true).await,
@@ -191,6 +197,9 @@ impl Front {
             ));
             *refused.status_mut() = StatusCode::FORBIDDEN;
             return refused;
+        }
+        if forwarded && req.headers().contains_key(FORWARDED_HTTPS) {
+            req.extensions_mut().insert(crate::server::Https);
         }
         if let Some(local) = self.local() {
             if !self.answering() {
@@ -248,6 +257,10 @@ impl Front {
         if let Some((node, secret)) = &self.forwarded_by {
             headers.insert(FORWARDED_BY, node.clone());
             headers.insert(SECRET, secret.clone());
+        }
+        headers.remove(FORWARDED_HTTPS);
+        if parts.extensions.get::<crate::server::Https>().is_some() {
+            headers.insert(FORWARDED_HTTPS, HeaderValue::from_static("1"));
         }
         // Origin form: the path and query; Host stays the client's.
         if let Some(pq) = parts.uri.path_and_query().cloned() {

@@ -183,6 +183,9 @@ impl Node {
         clock: Arc<dyn crate::clock::Clock>,
     ) -> Result<Node, String> {
         let shown = crate::journal::redact_url(&settings.url);
+        // TLS on the node's port (the engine's own loopback server needs
+        // none); a bad certificate stops the node before it registers.
+        let tls = crate::tls::Tls::load(&config.tls, config.data_dir.as_deref())?;
         // Tables first (created or migrated), off the runtime: the
         // journal's client runs a runtime of its own.
         let url = settings.url.clone();
@@ -247,6 +250,7 @@ impl Node {
                     Box::pin(async move { Ok(front.call(req).await) })
                 })
             },
+            tls.map(|t| t.acceptor),
             config.limits.clone(),
             stopped.clone(),
             // As a single server does: waiting long polls answer at once,
@@ -589,6 +593,7 @@ async fn own(
         reached_at: Some(config.reached_at.clone().unwrap_or(reached_at)),
         // Its metrics are labelled with the node's id.
         node_id: Some(node_id),
+        tls: Default::default(),
         ..(*config).clone()
     };
     let server = crate::server::start_with_services(inner, engine, services)

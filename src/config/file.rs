@@ -64,6 +64,8 @@ pub struct FileConfig {
     pub limits: Option<FileLimits>,
     /// `[auth]`: SigV4 verification and its keys (see `crate::auth`).
     pub auth: Option<AuthDecl>,
+    /// `[tls]`: `enabled`, `cert`, `key` (see `crate::tls`).
+    pub tls: Option<crate::tls::TlsDecl>,
     #[serde(default)]
     pub queues: Vec<QueueDecl>,
     /// `[[topics]]`: SNS topics and their subscriptions (`config/topics.rs`).
@@ -299,6 +301,9 @@ impl FileConfig {
                     "[auth] is enabled but no key is configured (keys = [{ access_key, secret_key, account_id }])",
                 ));
             }
+        }
+        if let Some(tls) = &self.tls {
+            tls.apply(&mut config.tls, unset);
         }
         // A flag or variable naming where state is kept wins over both
         // file keys.

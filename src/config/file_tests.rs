@@ -262,6 +262,26 @@ fn auth_table() {
     assert!(!c.auth && c.auth_keys.is_empty());
 }
 
+#[test]
+fn tls_table() {
+    let text =
+        "[tls]\nenabled = true\ncert = \"/etc/retsu/cert.pem\"\nkey = \"/etc/retsu/key.pem\"\n";
+    let (c, _, _) = resolve(text, &[]).unwrap();
+    assert!(c.tls.enabled);
+    assert_eq!(
+        c.tls.cert.as_deref(),
+        Some(Path::new("/etc/retsu/cert.pem"))
+    );
+    assert_eq!(c.tls.key.as_deref(), Some(Path::new("/etc/retsu/key.pem")));
+    // Flags win over the file.
+    let (c, _, _) = resolve(text, &["--tls-cert", "mine.pem"]).unwrap();
+    assert_eq!(c.tls.cert.as_deref(), Some(Path::new("mine.pem")));
+    assert_eq!(c.tls.key.as_deref(), Some(Path::new("/etc/retsu/key.pem")));
+    let (c, _, _) = resolve("", &[]).unwrap();
+    assert!(!c.tls.wanted());
+    assert!(resolve("[tls]\nport = 1\n", &[]).is_err());
+}
+
 #[tokio::test]
 async fn bad_auth_tables_name_their_line() {
     assert_error(

@@ -26,6 +26,9 @@ pub struct Settings {
     pub base_url: Option<String>,
     /// Used when the request has no usable `Host` header (HTTP/1.0).
     pub fallback_base_url: String,
+    /// `http://`, or `https://` in the settings for requests that came
+    /// over TLS: queue URLs keep the scheme the caller used.
+    pub scheme: &'static str,
 }
 
 impl Settings {
@@ -101,7 +104,7 @@ fn scope_region(credential: &str) -> Option<String> {
     valid.then(|| region.to_string())
 }
 
-/// The pinned base URL, else `http://` + `Host`, else the bound address.
+/// The pinned base URL, else the scheme + `Host`, else the bound address.
 pub fn base_url(settings: &Settings, headers: &HeaderMap) -> String {
     if let Some(pinned) = &settings.base_url {
         return pinned.clone();
@@ -111,7 +114,7 @@ pub fn base_url(settings: &Settings, headers: &HeaderMap) -> String {
         .and_then(|v| v.to_str().ok())
         .filter(|h| valid_host(h))
         // Joined, not format!ted: this runs on every request.
-        .map(|h| ["http://", h].concat())
+        .map(|h| [settings.scheme, h].concat())
         .unwrap_or_else(|| settings.fallback_base_url.clone())
 }
 
@@ -132,6 +135,7 @@ pub(crate) fn test_settings() -> Settings {
         account_id: "000000000000".into(),
         base_url: None,
         fallback_base_url: "http://127.0.0.1:9324".into(),
+        scheme: "http://",
     }
 }
 
@@ -199,6 +203,11 @@ mod tests {
         let mut pinned = settings();
         pinned.base_url = Some("https://sqs.example.com".into());
         assert_eq!(base_url(&pinned, &h), "https://sqs.example.com");
+        let https = Settings {
+            scheme: "https://",
+            ..settings()
+        };
+        assert_eq!(base_url(&https, &h), "https://localhost:4566");
         let evil = headers(&[("host", "a/b c")]);
         assert_eq!(base_url(&settings(), &evil), "http://127.0.0.1:9324");
         assert_eq!(

@@ -14,13 +14,23 @@
 //!   request and close, and drop whatever is still open when it passes.
 //!
 //! The body-read timeout lives in the request handler, which reads bodies.
+//!
+//! With TLS on (`src/tls`), each connection's first byte decides: a TLS
+//! handshake record goes through the handshake (within the header
+//! timeout), anything else is served as plain HTTP, so both share the
+//! port. Either way the same HTTP/1.1 server runs over one stream type
+//! ([`Io`]), so its code is in the binary once; requests that came over
+//! TLS carry [`Https`] for the handler (queue URLs keep the scheme).
 
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
@@ -33,11 +43,22 @@ use crate::config::HttpLimits;
 /// connection (the listener, logs, a data directory).
 const RESERVED_FDS: u64 = 64;
 
+/// The first byte of a TLS handshake record (RFC 8446, 5.1: ContentType
+/// handshake); no HTTP request line starts with it.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// Marks a request that came over TLS (a request extension).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Https;
+
 /// Serves `listener` until `stop` turns true (or its sender is dropped),
 /// then calls `on_stop` (which answers waiting long polls) and drains.
+/// With `tls`, connections that open with a TLS handshake are served
+/// over TLS.
 pub(crate) async fn serve(
     listener: TcpListener,
     service: AnyService,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     limits: HttpLimits,
     mut stop: watch::Receiver<bool>,
     on_stop: impl FnOnce(),
@@ -56,6 +77,7 @@ pub(crate) async fn serve(
                         connections.spawn(serve_one(
                             stream,
                             service.clone(),
+                            tls.clone(),
                             limits.clone(),
                             close_rx.clone(),
                             permit,
@@ -98,17 +120,44 @@ pub(crate) async fn serve(
 /// its current request finish.
 async fn serve_one(
     stream: TcpStream,
-    service: AnyService,
+    mut service: AnyService,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     limits: HttpLimits,
     mut close: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) {
     // Request-response traffic of small messages: send each response now.
     let _ = stream.set_nodelay(true);
+    let header_timeout = Duration::from_secs(limits.header_timeout);
+    let stream = match tls {
+        None => Io::Plain(stream),
+        Some(acceptor) => {
+            let accepted = tokio::select! {
+                accepted = tokio::time::timeout(header_timeout, accept(stream, &acceptor)) => accepted,
+                // Shutdown does not wait for a handshake.
+                _ = turned_true(&mut close) => return,
+            };
+            match accepted {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => {
+                    tracing::debug!("connection ended before a request: {e}");
+                    return;
+                }
+                Err(_) => return,
+            }
+        }
+    };
+    if matches!(stream, Io::Tls(_)) {
+        let plain = service;
+        service = AnyService::new(move |mut req| {
+            req.extensions_mut().insert(Https);
+            (plain.0)(req)
+        });
+    }
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(limits.header_timeout))
+        .header_read_timeout(header_timeout)
         .max_headers(limits.max_headers as usize)
         .max_header_size(limits.max_header_bytes as usize);
     let conn = builder.serve_connection(TokioIo::new(Rewriter::new(stream)), service);
@@ -126,6 +175,81 @@ async fn serve_one(
                 closing = true;
                 conn.as_mut().graceful_shutdown();
             }
+        }
+    }
+}
+
+/// A connection as TLS when its first byte opens a handshake, else as it
+/// is.
+async fn accept(stream: TcpStream, acceptor: &tokio_rustls::TlsAcceptor) -> io::Result<Io> {
+    let mut first = [0u8; 1];
+    if stream.peek(&mut first).await? == 1 && first[0] == TLS_HANDSHAKE {
+        Ok(Io::Tls(Box::new(acceptor.accept(stream).await?)))
+    } else {
+        Ok(Io::Plain(stream))
+    }
+}
+
+/// A connection's stream: plain or TLS, one type for the HTTP server.
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Io::Plain(s) => s.is_write_vectored(),
+            Io::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -45,6 +45,7 @@ mod rejections;
 
 pub use connections::raise_fd_limit;
 pub(crate) use connections::serve as serve_connections;
+pub(crate) use connections::Https;
 
 /// Largest request body accepted: a 1 MiB batch, base64-inflated binary
 /// attributes and form encoding fit with room to spare.
@@ -63,6 +64,8 @@ struct AppState {
     /// admin API turns them on).
     faults: Arc<crate::faults::Faults>,
     settings: Settings,
+    /// The same, for requests that came over TLS (`https://` queue URLs).
+    https_settings: Settings,
     /// How long a client may take to send a request body.
     body_timeout: Duration,
     metrics: Arc<Metrics>,
@@ -85,6 +88,8 @@ pub struct RunningServer {
     engine: Arc<Engine>,
     /// What each connection serves (a cluster node's front calls it).
     service: HttpService,
+    /// With TLS on: the CA of a certificate Retsu made (else `None`).
+    tls: Option<crate::tls::Tls>,
     stop: ShutdownHandle,
     serve: JoinHandle<io::Result<()>>,
     background: JoinHandle<()>,
@@ -170,6 +175,8 @@ pub async fn start_with_services(
 ) -> io::Result<RunningServer> {
     let auth = crate::auth::Verifier::from_settings(config.auth, &config.auth_keys)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let tls = crate::tls::Tls::load(&config.tls, config.data_dir.as_deref())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
     let local_addr = listener.local_addr()?;
     let background = tokio::spawn(engine.clone().run_background());
@@ -182,20 +189,30 @@ pub async fn start_with_services(
         faults,
         init_hooks,
     } = services;
+    let settings = Settings {
+        default_region: config.region.clone(),
+        account_id: config.account_id.clone(),
+        base_url: config.base_url.clone(),
+        fallback_base_url: config
+            .reached_at
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", connectable(local_addr))),
+        scheme: "http://",
+    };
+    let https_settings = Settings {
+        fallback_base_url: settings
+            .fallback_base_url
+            .replacen("http://", "https://", 1),
+        scheme: "https://",
+        ..settings.clone()
+    };
     let state = Arc::new(AppState {
         sns,
         signer,
         engine: engine.clone(),
         faults: faults.clone(),
-        settings: Settings {
-            default_region: config.region.clone(),
-            account_id: config.account_id.clone(),
-            base_url: config.base_url.clone(),
-            fallback_base_url: config
-                .reached_at
-                .clone()
-                .unwrap_or_else(|| format!("http://{}", connectable(local_addr))),
-        },
+        settings,
+        https_settings,
         body_timeout: Duration::from_secs(config.limits.body_timeout),
         metrics: metrics.clone(),
         console: !config.no_admin,
@@ -257,17 +274,25 @@ pub async fn start_with_services(
     let serve = tokio::spawn(connections::serve(
         listener,
         AnyService::new(move |req| hyper::service::Service::call(&serving, req)),
+        tls.as_ref().map(|t| t.acceptor.clone()),
         config.limits.clone(),
         rx,
         // Answer waiting long polls at once, then let requests finish.
         move || engine_for_stop.shutdown(),
     ));
 
-    tracing::info!("retsu listening on http://{local_addr}");
+    match &tls {
+        Some(tls) => tracing::info!(
+            ca = tls.ca.as_ref().map(|p| p.display().to_string()),
+            "retsu listening on http://{local_addr} and https://{local_addr}"
+        ),
+        None => tracing::info!("retsu listening on http://{local_addr}"),
+    }
     Ok(RunningServer {
         local_addr,
         engine,
         service,
+        tls,
         stop: ShutdownHandle { tx: Arc::new(tx) },
         serve,
         background,
@@ -284,6 +309,19 @@ impl RunningServer {
     /// bound to a wildcard address).
     pub fn endpoint_url(&self) -> String {
         format!("http://{}", connectable(self.local_addr))
+    }
+
+    /// `https://IP:PORT` on the same port, when TLS is on.
+    pub fn https_endpoint_url(&self) -> Option<String> {
+        self.tls
+            .as_ref()
+            .map(|_| format!("https://{}", connectable(self.local_addr)))
+    }
+
+    /// The certificate authority to trust for [`Self::https_endpoint_url`],
+    /// when Retsu made the certificate (`--tls` without `--tls-cert`).
+    pub fn tls_ca(&self) -> Option<&std::path::Path> {
+        self.tls.as_ref().and_then(|t| t.ca.as_deref())
     }
 
     pub fn engine(&self) -> Arc<Engine> {
@@ -355,6 +393,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
             return refused_body(&error, &parts.headers, &request_id);
         }
     };
+    // Over TLS, queue URLs are https:// ones.
+    let settings = if parts.extensions.get::<Https>().is_some() {
+        &state.https_settings
+    } else {
+        &state.settings
+    };
     let request = HttpRequest {
         path: parts.uri.path().to_string(),
         query: parts.uri.query().map(str::to_string),
@@ -372,7 +416,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         Ok(identity) => identity,
         Err(response) => return HttpResponse::into_http(response),
     };
-    let decoded = match protocol::decode(&request, &state.settings, &request_id) {
+    let decoded = match protocol::decode(&request, settings, &request_id) {
         Ok(protocol::Decoded::Sns(call)) => {
             return HttpResponse::into_http(
                 serve_sns(&state, identity.as_ref(), call, &request_id).await,

@@ -36,6 +36,8 @@ package retsutest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +63,7 @@ const (
 	DefaultStartTimeout = 10 * time.Second
 
 	readyPrefix  = "retsu ready "
+	tlsPrefix    = "retsu tls "
 	stderrLines  = 20
 	maxLineBytes = 4096
 	stopGrace    = 5 * time.Second
@@ -80,6 +83,7 @@ type settings struct {
 	config       string
 	startTimeout time.Duration
 	binary       string
+	tls          bool
 }
 
 // WithFrozenClock starts the server with its clock frozen (--clock frozen):
@@ -105,14 +109,24 @@ func WithConfig(path string) Option { return func(s *settings) { s.config = path
 // past it the process is killed and start fails.
 func WithStartTimeout(d time.Duration) Option { return func(s *settings) { s.startTimeout = d } }
 
+// WithTLS starts the server with --tls: Endpoint is then https://…, with a
+// certificate from a local certificate authority Retsu keeps (in the data
+// directory, else its per-user directory), named by CAFile; TLSConfig
+// trusts it. Plain HTTP keeps answering on the same port.
+func WithTLS() Option { return func(s *settings) { s.tls = true } }
+
 // WithBinary names the retsu binary to run, instead of RETSU_BIN or PATH.
 func WithBinary(path string) Option { return func(s *settings) { s.binary = path } }
 
 // Server is one running retsu process.
 type Server struct {
-	// Endpoint is the server's base URL, e.g. http://127.0.0.1:41234: the
-	// SQS endpoint for an AWS SDK client and the base of the admin API.
+	// Endpoint is the server's base URL, e.g. http://127.0.0.1:41234
+	// (https:// with WithTLS): the SQS endpoint for an AWS SDK client.
 	Endpoint string
+	// CAFile is, with WithTLS, the PEM file of the certificate authority
+	// to trust for Endpoint (aws-sdk-go-v2: config.WithCustomCABundle, or
+	// an http.Client with TLSConfig).
+	CAFile string
 	// Region is the server's region (us-east-1 unless --region was given).
 	Region string
 	// AccountID is the account in queue URLs (000000000000 unless --account-id was given).
@@ -129,6 +143,8 @@ type Server struct {
 	stderr *tail
 	http   *http.Client
 	token  string
+	// plain is the plain-HTTP base URL on the same port: the admin API's.
+	plain string
 
 	mu      sync.Mutex
 	stopped bool
@@ -188,6 +204,9 @@ func Launch(opts ...Option) (*Server, error) {
 	}
 	if cfg.config != "" {
 		args = append(args, "--config", cfg.config)
+	}
+	if cfg.tls && !hasFlag(cfg.args, "--tls") {
+		args = append(args, "--tls")
 	}
 	args = append(args, cfg.args...)
 	return launch(bin, args, cfg.startTimeout)
@@ -339,14 +358,22 @@ func launch(bin string, args []string, timeout time.Duration) (*Server, error) {
 		http:      &http.Client{Timeout: 30 * time.Second},
 		token:     flagValue(args, "--admin-token", os.Getenv("RETSU_ADMIN_TOKEN")),
 	}
-	ready := make(chan string, 1)
+	// The ready line's endpoint, and the TLS line's (https endpoint, CA
+	// file) printed before it with --tls.
+	type endpoints struct{ plain, https, ca string }
+	ready := make(chan endpoints, 1)
 	stderrDone := make(chan struct{})
 	go func() { // stdout: the ready line, then drained to the end
 		found := false
+		var seen endpoints
 		eachLine(outR, func(line string) {
+			if !found && strings.HasPrefix(line, tlsPrefix) {
+				seen.https, seen.ca, _ = strings.Cut(line[len(tlsPrefix):], " ")
+			}
 			if !found && strings.HasPrefix(line, readyPrefix) && strings.HasPrefix(line[len(readyPrefix):], "http://") {
 				found = true
-				ready <- line[len(readyPrefix):]
+				seen.plain = line[len(readyPrefix):]
+				ready <- seen
 			}
 		})
 		outR.Close()
@@ -373,8 +400,12 @@ func launch(bin string, args []string, timeout time.Duration) (*Server, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case endpoint := <-ready:
-		s.Endpoint = strings.TrimRight(endpoint, "/")
+	case seen := <-ready:
+		s.plain = strings.TrimRight(seen.plain, "/")
+		s.Endpoint = s.plain
+		if seen.https != "" {
+			s.Endpoint, s.CAFile = strings.TrimRight(seen.https, "/"), seen.ca
+		}
 		return s, nil
 	case <-s.done:
 		s.markStopped()
@@ -480,6 +511,23 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // account: {Endpoint}/{AccountID}/{name}.
 func (s *Server) QueueURL(name string) string {
 	return s.Endpoint + "/" + s.AccountID + "/" + name
+}
+
+// TLSConfig trusts the certificate authority of a server started WithTLS
+// (for an http.Client's Transport); nil without one.
+func (s *Server) TLSConfig() (*tls.Config, error) {
+	if s.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("retsutest: %s holds no PEM certificate", s.CAFile)
+	}
+	return &tls.Config{RootCAs: pool}, nil
 }
 
 func (s *Server) markStopped() {
@@ -638,7 +686,7 @@ func (s *Server) call(what, method, path string, body, out any) error {
 		}
 		reader = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, s.Endpoint+path, reader)
+	req, err := http.NewRequest(method, s.plain+path, reader)
 	if err != nil {
 		return err
 	}

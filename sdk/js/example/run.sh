@@ -54,7 +54,7 @@ missing_platform() {
   return $rc
 }
 
-step "node:test (sample suite and orphan tests)" node --test --test-reporter=spec test/sqs.node.test.mjs test/orphan.node.test.mjs
+step "node:test (sample suite and orphan tests)" node --test --test-reporter=spec test/sqs.node.test.mjs test/tls.node.test.mjs test/orphan.node.test.mjs
 step "Vitest (sample suite, shared and per-file servers)" npx --no-install vitest run
 step "Jest (global setup, per-test reset)" npx --no-install jest --config jest.config.cjs
 step "CommonJS require('retsu-sqs') and Jest's global setup" node cjs-check.cjs

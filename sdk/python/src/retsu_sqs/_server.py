@@ -23,6 +23,9 @@ __all__ = ["Server", "Clock"]
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "000000000000"
 READY = re.compile(r"^retsu ready (https?://\S+)$")
+# Printed before the ready line with --tls: the https:// endpoint and, when
+# Retsu made the certificate, the CA file to trust.
+TLS = re.compile(r"^retsu tls (https://\S+)(?: (.+))?$")
 STDERR_LINES = 20
 STOP_WAIT_SECONDS = 5.0
 
@@ -99,6 +102,10 @@ class Server:
     ``frozen_clock`` starts it with ``--clock frozen``; ``args`` are extra
     command-line arguments (a sequence, or one string split like a shell);
     ``data_dir`` and ``config`` become ``--data-dir`` and ``--config``.
+    ``tls=True`` starts it with ``--tls``: :attr:`endpoint_url` is then
+    ``https://…`` and :attr:`ca_bundle` the certificate authority to trust
+    (in ``data_dir``, else Retsu's per-user directory; ``client_kwargs``
+    passes it as ``verify``); plain HTTP keeps answering on the same port.
     Start-up waits at most ``start_timeout`` seconds for Retsu's ready line.
     ``binary`` overrides the lookup (the wheel's own binary, else
     ``RETSU_BIN``, else ``PATH``); ``env`` replaces the child's environment
@@ -117,6 +124,7 @@ class Server:
         config: Optional[PathLike] = None,
         start_timeout: float = 10.0,
         *,
+        tls: bool = False,
         binary: Optional[PathLike] = None,
         env: Optional[Mapping[str, str]] = None,
     ):
@@ -127,6 +135,11 @@ class Server:
         self._admin_token = _flag_value(extra, "--admin-token")
         self.clock = Clock(self)
         self.endpoint_url: str = ""
+        # With tls=True: the CA file to trust for the https endpoint.
+        self.ca_bundle: Optional[str] = None
+        # Plain HTTP on the same port, for the admin calls.
+        self._http_url: str = ""
+        self._https: Optional[tuple] = None
         self.returncode: Optional[int] = None
 
         self.binary = check_binary(os.fspath(binary)) if binary is not None else find_retsu_bin()
@@ -143,6 +156,8 @@ class Server:
             command += ["--data-dir", os.fspath(data_dir)]
         if config is not None:
             command += ["--config", os.fspath(config)]
+        if tls and not _has_flag(extra, "--tls"):
+            command.append("--tls")
         command += extra
         self.command: List[str] = command
 
@@ -184,9 +199,17 @@ class Server:
             if self._ready.is_set():
                 continue  # keep draining so the child never blocks
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            tls = TLS.match(line)
+            if tls:
+                self._https = (tls.group(1).rstrip("/"), tls.group(2))
+                continue
             match = READY.match(line)
             if match:
-                self.endpoint_url = match.group(1).rstrip("/")
+                self._http_url = match.group(1).rstrip("/")
+                if self._https is not None:
+                    self.endpoint_url, self.ca_bundle = self._https
+                else:
+                    self.endpoint_url = self._http_url
                 self._ready.set()
             else:
                 self._stdout_before_ready.append(line)
@@ -290,13 +313,17 @@ class Server:
     @property
     def client_kwargs(self) -> Dict[str, str]:
         """Keyword arguments for ``boto3.client("sqs", **kw)`` or aiobotocore's
-        ``session.create_client("sqs", **kw)``."""
-        return {
+        ``session.create_client("sqs", **kw)`` (with ``tls=True``, ``verify``
+        names the CA to trust)."""
+        kwargs = {
             "endpoint_url": self.endpoint_url,
             "region_name": self.region,
             "aws_access_key_id": "test",
             "aws_secret_access_key": "test",
         }
+        if self.ca_bundle:
+            kwargs["verify"] = self.ca_bundle
+        return kwargs
 
     # --- admin API -------------------------------------------------------
 
@@ -323,7 +350,7 @@ class Server:
             headers["Content-Type"] = "application/json"
         if self._admin_token:
             headers["Authorization"] = f"Bearer {self._admin_token}"
-        request = urllib.request.Request(self.endpoint_url + path, data=data, method=method, headers=headers)
+        request = urllib.request.Request(self._http_url + path, data=data, method=method, headers=headers)
         try:
             with _OPENER.open(request, timeout=30) as response:
                 raw = response.read()
@@ -338,7 +365,7 @@ class Server:
             raise AdminError(method, path, e.code, code, message) from None
         except (urllib.error.URLError, OSError) as e:
             self._check_running()
-            raise RetsuError(f"{method} {self.endpoint_url}{path} failed: {getattr(e, 'reason', e)}") from e
+            raise RetsuError(f"{method} {self._http_url}{path} failed: {getattr(e, 'reason', e)}") from e
         return json.loads(raw) if raw.strip() else None
 
     def _queue_path(self, queue: str) -> str:

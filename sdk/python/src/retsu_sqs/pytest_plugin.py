@@ -6,6 +6,8 @@ ini options (pytest.ini / pyproject ``[tool.pytest.ini_options]``):
   retsu_args          extra command-line arguments for retsu
   retsu_config        a configuration file (--config)
   retsu_start_timeout seconds to wait for the server (default 10)
+  retsu_tls           start the session's server with --tls (https:// endpoint,
+                      sqs_client trusting Retsu's CA)
 marker:
   @pytest.mark.retsu_frozen_clock  retsu_reset freezes the clock after its reset
 """
@@ -24,6 +26,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("retsu_args", "extra command-line arguments for the retsu fixture's server", type="args", default=[])
     parser.addini("retsu_config", "configuration file (TOML) for the retsu fixture's server", default="")
     parser.addini("retsu_start_timeout", "seconds the retsu fixture waits for its server", default="10")
+    parser.addini("retsu_tls", "start the retsu fixture's server with --tls (an https:// endpoint)", type="bool", default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -41,6 +44,7 @@ def retsu(pytestconfig: pytest.Config) -> Iterator[Server]:
         args=pytestconfig.getini("retsu_args"),
         config=config,
         start_timeout=float(pytestconfig.getini("retsu_start_timeout")),
+        tls=pytestconfig.getini("retsu_tls"),
     ) as server:
         yield server
 

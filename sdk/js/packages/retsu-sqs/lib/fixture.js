@@ -8,6 +8,7 @@ function handle(getServer) {
   const s = () => getServer();
   return {
     get endpoint() { return s().endpoint; },
+    get caFile() { return s().caFile; },
     get region() { return s().region; },
     get accountId() { return s().accountId; },
     get server() { return s(); },
@@ -79,6 +80,7 @@ function shared(hooks, options = {}) {
 async function startGlobal(options = {}) {
   const server = await startRetsu(options);
   process.env.RETSU_ENDPOINT = server.endpoint;
+  if (server.caFile) process.env.RETSU_CA_FILE = server.caFile;
   process.env.RETSU_FROZEN_CLOCK = options.frozenClock ? '1' : '0';
   return server;
 }

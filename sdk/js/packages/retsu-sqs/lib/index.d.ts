@@ -9,6 +9,12 @@ export interface StartRetsuOptions {
   dataDir?: string;
   /** A TOML configuration file (`--config`). */
   config?: string;
+  /**
+   * Answer TLS too (`--tls`): `endpoint` is then `https://…` and `caFile` the
+   * certificate authority to trust (kept in `dataDir`, else Retsu's per-user
+   * directory). Plain HTTP keeps answering on the same port.
+   */
+  tls?: boolean;
   /** How long to wait for the ready line, in ms (default 10000). */
   startTimeoutMs?: number;
   /** Path of the binary; otherwise RETSU_BIN, the platform package, PATH. */
@@ -85,8 +91,10 @@ export interface PeekOptions {
 }
 
 export interface RetsuClient {
-  /** e.g. http://127.0.0.1:41451 */
+  /** e.g. http://127.0.0.1:41451 (https:// when started with `tls`) */
   readonly endpoint: string;
+  /** With `tls`: the PEM file of the CA to trust for `endpoint` (e.g. an https.Agent's `ca`, or NODE_EXTRA_CA_CERTS). */
+  readonly caFile?: string;
   readonly region: string;
   readonly accountId: string;
   /** `${endpoint}/${accountId}/${name}` */
@@ -127,7 +135,7 @@ export declare class RetsuAdminError extends RetsuError {
 }
 
 export declare function startRetsu(options?: StartRetsuOptions): Promise<RetsuServer>;
-export declare function connectRetsu(options?: string | { endpoint?: string; frozenClock?: boolean }): RetsuClient;
+export declare function connectRetsu(options?: string | { endpoint?: string; frozenClock?: boolean; caFile?: string }): RetsuClient;
 export declare function findBinary(options?: { bin?: string; env?: Record<string, string | undefined> }): string;
 export declare function platformPackage(platform?: string, arch?: string): string;
 export declare const REGION: 'us-east-1';

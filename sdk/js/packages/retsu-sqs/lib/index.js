@@ -10,6 +10,9 @@ const path = require('node:path');
 const REGION = 'us-east-1';
 const ACCOUNT_ID = '000000000000';
 const READY_PREFIX = 'retsu ready ';
+// Printed before the ready line with --tls: the https:// endpoint and, when
+// Retsu made the certificate, the CA file to trust.
+const TLS_PREFIX = 'retsu tls ';
 const STDERR_LINES = 20;
 const DEFAULT_START_TIMEOUT_MS = 10000;
 const STOP_GRACE_MS = 5000;
@@ -114,6 +117,7 @@ function buildArgs(options) {
   if (options.frozenClock && !hasFlag(extra, '--clock')) args.push('--clock', 'frozen');
   if (options.dataDir) args.push('--data-dir', String(options.dataDir));
   if (options.config) args.push('--config', String(options.config));
+  if (options.tls && !hasFlag(extra, '--tls')) args.push('--tls');
   return args.concat(extra);
 }
 
@@ -181,8 +185,10 @@ function withStderr(message, stderr) {
   return stderr ? `${message}\n--- last lines of retsu's stderr ---\n${stderr}` : message;
 }
 
-// A client for the admin API of a running retsu at `endpoint`.
+// A client for the admin API of a running retsu at `endpoint`. The admin
+// API is called over plain HTTP, which Retsu answers on its TLS port too.
 function createClient(endpoint, hooks = {}) {
+  const adminBase = endpoint.replace(/^https:/, 'http:');
   const check = hooks.check || (() => {});
   const region = hooks.region || REGION;
   const accountId = hooks.accountId || ACCOUNT_ID;
@@ -196,7 +202,7 @@ function createClient(endpoint, hooks = {}) {
     }
     let res;
     try {
-      res = await fetch(endpoint + pathname, init);
+      res = await fetch(adminBase + pathname, init);
     } catch (err) {
       check();
       throw new RetsuError(`retsu admin ${method} ${pathname} failed: ${err.cause ? err.cause.message || err.cause : err.message}`,
@@ -235,6 +241,7 @@ function createClient(endpoint, hooks = {}) {
 
   return {
     endpoint,
+    caFile: hooks.caFile,
     region,
     accountId,
     queueUrl: (name) => `${endpoint}/${accountId}/${name}`,
@@ -265,7 +272,8 @@ function connectRetsu(options = {}) {
   const frozenClock = typeof options === 'object' && options.frozenClock !== undefined
     ? options.frozenClock
     : process.env.RETSU_FROZEN_CLOCK === '1';
-  const client = createClient(endpoint.replace(/\/+$/, ''), { frozenClock });
+  const caFile = (typeof options === 'object' && options.caFile) || process.env.RETSU_CA_FILE || undefined;
+  const client = createClient(endpoint.replace(/\/+$/, ''), { frozenClock, caFile });
   client.stop = async () => {};
   return client;
 }
@@ -345,7 +353,14 @@ function startRetsu(options = {}) {
       }
     });
 
+    let tls = null; // [https endpoint, CA file] from the TLS line
     child.stdout.on('data', (d) => stdoutTail.push(d, (line) => {
+      if (state === 'starting' && line.startsWith(TLS_PREFIX)) {
+        const rest = line.slice(TLS_PREFIX.length).trim();
+        const space = rest.indexOf(' ');
+        tls = space < 0 ? [rest, undefined] : [rest.slice(0, space), rest.slice(space + 1)];
+        return;
+      }
       if (state !== 'starting' || !line.startsWith(READY_PREFIX)) return;
       const endpoint = line.slice(READY_PREFIX.length).trim();
       if (!/^http:\/\/[^/\s]+$/.test(endpoint)) return;
@@ -367,7 +382,8 @@ function startRetsu(options = {}) {
             { exitCode: exitInfo && exitInfo.code, signal: exitInfo && exitInfo.signal, stderr: stderrTail.text() });
         }
       };
-      const server = createClient(endpoint, {
+      const server = createClient(tls ? tls[0] : endpoint, {
+        caFile: tls ? tls[1] : undefined,
         check,
         frozenClock: !!options.frozenClock,
         stderr: () => stderrTail.text(),

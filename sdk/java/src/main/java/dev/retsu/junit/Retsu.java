@@ -45,6 +45,8 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Retsu implements AutoCloseable {
     static final String READY_PREFIX = "retsu ready ";
+    /** Printed before the ready line with --tls: the https endpoint and the CA file to trust. */
+    static final String TLS_PREFIX = "retsu tls ";
     private static final int TAIL_LINES = 20;
     private static final Gson GSON = new GsonBuilder()
             .setObjectToNumberStrategy(ToNumberPolicy.LONG_OR_DOUBLE)
@@ -55,6 +57,9 @@ public final class Retsu implements AutoCloseable {
     private final Process process;
     private final OutputStream stdin;
     private final URI endpoint;
+    /** Plain HTTP on the same port: where the admin API is called. */
+    private final URI adminEndpoint;
+    private final Path caCertificate;
     private final String region;
     private final String accountId;
     private final Deque<String> stderrTail;
@@ -70,11 +75,14 @@ public final class Retsu implements AutoCloseable {
                 .build();
     }
 
-    private Retsu(RetsuOptions options, Process process, URI endpoint, Deque<String> stderrTail, Thread stderrDrain) {
+    private Retsu(RetsuOptions options, Process process, Endpoints endpoints, Deque<String> stderrTail,
+            Thread stderrDrain) {
         this.options = options;
         this.process = process;
         this.stdin = process.getOutputStream();
-        this.endpoint = endpoint;
+        this.adminEndpoint = endpoints.plain();
+        this.endpoint = endpoints.https() != null ? endpoints.https() : endpoints.plain();
+        this.caCertificate = endpoints.ca();
         this.stderrTail = stderrTail;
         this.stderrDrain = stderrDrain;
         this.region = options.argValue("--region", "us-east-1");
@@ -123,12 +131,26 @@ public final class Retsu implements AutoCloseable {
                 tail.addLast(line);
             }
         }));
-        CompletableFuture<URI> ready = new CompletableFuture<>();
+        CompletableFuture<Endpoints> ready = new CompletableFuture<>();
+        Endpoints[] tls = {null};
         Thread outDrain = daemon("retsu-stdout-" + process.pid(), () -> {
             drain(process.getInputStream(), line -> {
-                if (!ready.isDone() && line.startsWith(READY_PREFIX)) {
+                if (!ready.isDone() && line.startsWith(TLS_PREFIX)) {
+                    String rest = line.substring(TLS_PREFIX.length()).trim();
+                    int space = rest.indexOf(' ');
                     try {
-                        ready.complete(URI.create(line.substring(READY_PREFIX.length()).trim()));
+                        tls[0] = space < 0
+                                ? new Endpoints(null, URI.create(rest), null)
+                                : new Endpoints(null, URI.create(rest.substring(0, space)),
+                                        Path.of(rest.substring(space + 1)));
+                    } catch (IllegalArgumentException e) {
+                        ready.completeExceptionally(e);
+                    }
+                } else if (!ready.isDone() && line.startsWith(READY_PREFIX)) {
+                    try {
+                        URI plain = URI.create(line.substring(READY_PREFIX.length()).trim());
+                        ready.complete(tls[0] == null ? new Endpoints(plain, null, null)
+                                : new Endpoints(plain, tls[0].https(), tls[0].ca()));
                     } catch (IllegalArgumentException e) {
                         ready.completeExceptionally(e);
                     }
@@ -142,8 +164,8 @@ public final class Retsu implements AutoCloseable {
         Duration timeout = options.startupTimeout();
         String what = String.join(" ", command);
         try {
-            URI endpoint = ready.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            return new Retsu(options, process, endpoint, tail, errDrain);
+            Endpoints endpoints = ready.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return new Retsu(options, process, endpoints, tail, errDrain);
         } catch (TimeoutException e) {
             kill(process);
             throw failure("retsu was not ready within " + timeout.toMillis() + " ms and was killed: " + what,
@@ -234,8 +256,17 @@ public final class Retsu implements AutoCloseable {
 
     // ---------------------------------------------------------------- accessors
 
-    /** The SQS endpoint, e.g. {@code http://127.0.0.1:41234}. */
+    /** The server's plain endpoint, the https one (with --tls) and the CA file to trust. */
+    private record Endpoints(URI plain, URI https, Path ca) {}
+
+    /** The SQS endpoint, e.g. {@code http://127.0.0.1:41234} ({@code https://} with {@link RetsuOptions.Builder#tls}). */
     public URI endpoint() { return endpoint; }
+
+    /**
+     * With {@link RetsuOptions.Builder#tls}: the PEM file of the certificate authority to trust for
+     * {@link #endpoint()} (for example in a trust store, or {@code AWS_CA_BUNDLE}); {@code null} otherwise.
+     */
+    public Path caCertificate() { return caCertificate; }
 
     /** The region queues are made in by default: {@code us-east-1}. */
     public String region() { return region; }
@@ -322,7 +353,7 @@ public final class Retsu implements AutoCloseable {
                     + (stopped ? "stopped" : "no longer running (exited " + exitDescription() + ")")
                     + ": cannot " + request);
         }
-        HttpRequest.Builder rb = HttpRequest.newBuilder(endpoint.resolve(path))
+        HttpRequest.Builder rb = HttpRequest.newBuilder(adminEndpoint.resolve(path))
                 .timeout(Duration.ofSeconds(30))
                 .header("Accept", "application/json");
         if (body != null) {

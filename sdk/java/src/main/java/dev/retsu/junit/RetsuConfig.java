@@ -39,6 +39,9 @@ public @interface RetsuConfig {
     /** A Retsu configuration file ({@code --config}); relative paths are against the working directory. */
     String config() default "";
 
+    /** Answer TLS too ({@code --tls}): an {@code https://} endpoint, see {@link Retsu#caCertificate()}. */
+    boolean tls() default false;
+
     /** Start-up wait in milliseconds (default 10 000). */
     long startupTimeoutMillis() default 10_000;
 }

@@ -162,6 +162,7 @@ public final class RetsuExtension
         static Settings of(RetsuConfig c) {
             RetsuOptions.Builder b = RetsuOptions.builder()
                     .frozenClock(c.frozenClock())
+                    .tls(c.tls())
                     .args(c.args())
                     .startupTimeout(Duration.ofMillis(c.startupTimeoutMillis()));
             if (!c.config().isEmpty()) {

@@ -24,8 +24,10 @@ public final class RetsuOptions {
     private final int port;
     private final Duration startupTimeout;
     private final Path binary;
+    private final boolean tls;
 
     private RetsuOptions(Builder b) {
+        this.tls = b.tls;
         this.frozenClock = b.frozenClock;
         this.args = List.copyOf(b.args);
         this.dataDir = b.dataDir;
@@ -54,6 +56,7 @@ public final class RetsuOptions {
         b.port = port;
         b.startupTimeout = startupTimeout;
         b.binary = binary;
+        b.tls = tls;
         return b;
     }
 
@@ -64,6 +67,7 @@ public final class RetsuOptions {
     public int port() { return port; }
     public Duration startupTimeout() { return startupTimeout; }
     public Path binary() { return binary; }
+    public boolean tls() { return tls; }
 
     /** The command line after the binary's path. */
     List<String> commandArgs() {
@@ -86,6 +90,9 @@ public final class RetsuOptions {
         if (config != null) {
             cmd.add("--config");
             cmd.add(config.toString());
+        }
+        if (tls && !hasArg("--tls")) {
+            cmd.add("--tls");
         }
         cmd.addAll(args);
         return cmd;
@@ -123,6 +130,7 @@ public final class RetsuOptions {
         private Path config;
         private int port;
         private Duration startupTimeout = DEFAULT_STARTUP_TIMEOUT;
+        private boolean tls;
         private Path binary;
 
         private Builder() {}
@@ -169,6 +177,13 @@ public final class RetsuOptions {
 
         /** Use this binary instead of looking one up (RETSU_BIN, the bundled one, PATH). */
         public Builder binary(Path binary) { this.binary = binary; return this; }
+
+        /**
+         * Answer TLS too ({@code --tls}): {@link Retsu#endpoint()} is then {@code https://...} and
+         * {@link Retsu#caCertificate()} the certificate authority to trust (kept in the data directory,
+         * else Retsu's per-user directory). Plain HTTP keeps answering on the same port.
+         */
+        public Builder tls(boolean tls) { this.tls = tls; return this; }
 
         public RetsuOptions build() { return new RetsuOptions(this); }
     }

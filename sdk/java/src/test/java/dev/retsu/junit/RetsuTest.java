@@ -39,6 +39,38 @@ class RetsuTest {
     }
 
     @Test
+    void tlsServesHttpsBesidePlainHttp(@TempDir Path dir) throws Exception {
+        Retsu r = Retsu.start(RetsuOptions.builder().tls(true).dataDir(dir).build());
+        try {
+            assertTrue(r.endpoint().toString().matches("https://127\\.0\\.0\\.1:\\d+"), r.endpoint().toString());
+            assertEquals(dir.resolve("tls").resolve("ca.pem"), r.caCertificate());
+            // A client trusting the CA file: CreateQueue over TLS answers an https queue URL.
+            java.security.KeyStore trust = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+            trust.load(null, null);
+            try (var in = Files.newInputStream(r.caCertificate())) {
+                trust.setCertificateEntry("retsu",
+                        java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in));
+            }
+            var tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            var ssl = javax.net.ssl.SSLContext.getInstance("TLS");
+            ssl.init(null, tmf.getTrustManagers(), null);
+            var client = java.net.http.HttpClient.newBuilder().sslContext(ssl).build();
+            var answer = client.send(java.net.http.HttpRequest.newBuilder(r.endpoint().resolve("/"))
+                            .header("Content-Type", "application/x-www-form-urlencoded")
+                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("Action=CreateQueue&QueueName=sealed"))
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, answer.statusCode(), answer.body());
+            assertTrue(answer.body().contains("<QueueUrl>" + r.queueUrl("sealed") + "</QueueUrl>"), answer.body());
+            // The admin API keeps working (plain HTTP on the same port).
+            assertTrue(r.peek("sealed").isEmpty());
+        } finally {
+            r.stop();
+        }
+    }
+
+    @Test
     void badConfigFailsWithExitCodeAndStderr(@TempDir Path dir) throws Exception {
         Path cfg = dir.resolve("bad.toml");
         Files.writeString(cfg, "bad = [\n");
