@@ -65,6 +65,26 @@ pub struct FileConfig {
     /// `[[topics]]`: SNS topics and their subscriptions (`config/topics.rs`).
     #[serde(default)]
     pub topics: Vec<super::topics::TopicDecl>,
+    /// `[[functions]]`: Lambda functions event source mappings invoke
+    /// (`crate::lambda::function`).
+    #[serde(default)]
+    pub functions: Vec<Spanned<FunctionDecl>>,
+}
+
+/// One `[[functions]]` entry: a name and either the URL of an Invoke API
+/// endpoint or a command reading the event on stdin.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionDecl {
+    pub name: String,
+    pub url: Option<String>,
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// Seconds; Lambda's default when absent.
+    pub timeout: Option<u64>,
+    /// Invocations the target takes at once (default 1).
+    pub concurrency: Option<u32>,
 }
 
 /// The `[limits]` table: what one client may cost (the `--header-timeout`
@@ -328,6 +348,40 @@ impl FileConfig {
         }
         if let Some(v) = self.history_finished.filter(|_| unset("history_finished")) {
             config.history_finished = v;
+        }
+        // Functions named by flag or variable win over the file's.
+        let flagged: Vec<String> = config.functions.iter().map(|f| f.name.clone()).collect();
+        for decl in &self.functions {
+            let d = decl.get_ref();
+            if flagged.contains(&d.name) {
+                continue;
+            }
+            let timeout = d
+                .timeout
+                .unwrap_or(crate::lambda::function::DEFAULT_TIMEOUT_S);
+            let env = d.environment.clone();
+            let target = match (&d.url, &d.command) {
+                (Some(url), None) => {
+                    crate::lambda::FunctionTarget::with_url(&d.name, url, env, timeout)
+                }
+                (None, Some(command)) => crate::lambda::FunctionTarget::with_command(
+                    &d.name,
+                    command.clone(),
+                    env,
+                    timeout,
+                ),
+                _ => Err(format!("function {} needs either url or command", d.name)),
+            };
+            let target = target
+                .and_then(|t| t.with_concurrency(d.concurrency.unwrap_or(1)))
+                .map_err(|e| source.error(Some(decl.span()), e))?;
+            if config.functions.iter().any(|f| f.name == target.name) {
+                return Err(source.error(
+                    Some(decl.span()),
+                    format!("function {} is declared twice", target.name),
+                ));
+            }
+            config.functions.push(target);
         }
         if let Some(limits) = &self.limits {
             let l = &mut config.limits;
