@@ -744,7 +744,7 @@ async fn an_item_identifier_outside_the_batch_fails_the_whole_batch() {
 }
 
 #[tokio::test]
-async fn fifo_groups_arrive_in_order_with_several_in_parallel() {
+async fn fifo_groups_arrive_in_order_through_the_emulator() {
     if single_node_only() || !rie_available() {
         return;
     }
@@ -871,5 +871,163 @@ async fn sqs_attributes_the_handler_sees_survive_powertools() {
     })
     .await;
     assert_eq!(rie.invocations(), [vec!["fifo".to_string()]]);
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn mappings_and_file_functions_survive_a_restart() {
+    use common::process::{retsu, Running};
+    let dir = std::env::temp_dir().join(format!("retsu-lambda-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("retsu.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[queues]]
+name = "jobs"
+
+[[functions]]
+name = "cmd"
+command = ["sh", "-c", "cat > /dev/null"]
+timeout = 5
+"#,
+    )
+    .unwrap();
+    let port = free_port();
+    let start = || {
+        let mut command = retsu();
+        command
+            .args(["--port", &port.to_string(), "--config"])
+            .arg(&file)
+            .arg("--data-dir")
+            .arg(dir.join("data"));
+        Running::start(command, port)
+    };
+    let mut first = start();
+    let lambda = lambda_client(&first.endpoint());
+    let function = lambda
+        .get_function()
+        .function_name("cmd")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(function.configuration().unwrap().timeout(), Some(5));
+    let created = lambda
+        .create_event_source_mapping()
+        .function_name("cmd")
+        .event_source_arn(queue_arn("jobs"))
+        .enabled(false)
+        .batch_size(7)
+        .send()
+        .await
+        .unwrap();
+    let uuid = created.uuid().unwrap().to_string();
+    first.signal("TERM");
+    assert!(first.exit_status(Duration::from_secs(20)).await.success());
+
+    let second = start();
+    let lambda = lambda_client(&second.endpoint());
+    let kept = lambda
+        .get_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.state(), Some("Disabled"));
+    assert_eq!(kept.batch_size(), Some(7));
+    assert_eq!(kept.event_source_arn(), Some(queue_arn("jobs").as_str()));
+    drop(second);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn fifo_groups_keep_one_batch_in_flight_each() {
+    if single_node_only() {
+        return;
+    }
+    // A command function taking three invocations at once: each logs when
+    // it started and ended and the groups it held.
+    let log = std::env::temp_dir().join(format!("retsu-lambda-{}.log", uuid::Uuid::new_v4()));
+    let script = format!(
+        r#"import json, sys, time
+start = time.time()
+event = json.load(sys.stdin)
+time.sleep(0.05)
+bodies = [r["body"] for r in event["Records"]]
+with open("{}", "a") as f:
+    f.write(json.dumps([start, time.time(), bodies]) + "\n")
+"#,
+        log.display()
+    );
+    let function = FunctionTarget::with_command(
+        "groups",
+        vec!["python3".into(), "-c".into(), script],
+        Default::default(),
+        10,
+    )
+    .unwrap()
+    .with_concurrency(3)
+    .unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server
+        .create_queue_with(
+            "jobs.fifo",
+            &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
+        )
+        .await;
+    for n in 0..6 {
+        for group in ["a", "b", "c"] {
+            server
+                .client
+                .send_message()
+                .queue_url(&url)
+                .message_group_id(group)
+                .message_body(format!("{group}-{n}"))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    lambda
+        .create_event_source_mapping()
+        .function_name("groups")
+        .event_source_arn(queue_arn("jobs.fifo"))
+        .batch_size(2)
+        .scaling_config(ScalingConfig::builder().maximum_concurrency(3).build())
+        .send()
+        .await
+        .unwrap();
+    eventually("every message is processed", || async {
+        server.counts(&url).await == (0, 0, 0)
+    })
+    .await;
+    let runs: Vec<(f64, f64, Vec<String>)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    let mut by_start = runs.clone();
+    by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for group in ["a", "b", "c"] {
+        let held: Vec<&(f64, f64, Vec<String>)> = by_start
+            .iter()
+            .filter(|r| r.2.iter().any(|b| b.starts_with(group)))
+            .collect();
+        let order: Vec<&String> = held
+            .iter()
+            .flat_map(|r| r.2.iter().filter(|b| b.starts_with(group)))
+            .collect();
+        let expected: Vec<String> = (0..6).map(|n| format!("{group}-{n}")).collect();
+        assert_eq!(order, expected.iter().collect::<Vec<_>>(), "{runs:?}");
+        for pair in held.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].1,
+                "two batches of group {group} overlapped: {runs:?}"
+            );
+        }
+    }
+    let overlapped = by_start.windows(2).any(|w| w[1].0 < w[0].1);
+    assert!(overlapped, "no two groups ran at once: {runs:?}");
     server.server.shutdown().await.unwrap();
 }
