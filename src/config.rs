@@ -136,6 +136,11 @@ pub struct Config {
           value_delimiter = ',', value_parser = crate::lambda::FunctionTarget::parse_flag)]
     pub functions: Vec<crate::lambda::FunctionTarget>,
 
+    /// `[[event_source_mappings]]` of the configuration file, made (or
+    /// brought to the file's settings) when the server starts.
+    #[arg(skip)]
+    pub event_source_mappings: Vec<crate::lambda::DeclaredMapping>,
+
     #[command(flatten)]
     pub limits: HttpLimits,
 }
@@ -235,6 +240,7 @@ impl Default for Config {
             reached_at: None,
             log_level: "info".into(),
             functions: Vec::new(),
+            event_source_mappings: Vec::new(),
             limits: HttpLimits::default(),
         }
     }

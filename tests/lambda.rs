@@ -886,10 +886,20 @@ async fn mappings_and_file_functions_survive_a_restart() {
 [[queues]]
 name = "jobs"
 
+[[queues]]
+name = "other"
+
 [[functions]]
 name = "cmd"
 command = ["sh", "-c", "cat > /dev/null"]
 timeout = 5
+
+[[event_source_mappings]]
+function = "cmd"
+queue = "jobs"
+enabled = false
+batch_size = 7
+report_batch_item_failures = true
 "#,
     )
     .unwrap();
@@ -905,19 +915,28 @@ timeout = 5
     };
     let mut first = start();
     let lambda = lambda_client(&first.endpoint());
-    let function = lambda
-        .get_function()
-        .function_name("cmd")
+    let function = lambda.get_function().function_name("cmd").send().await.unwrap();
+    assert_eq!(function.configuration().unwrap().timeout(), Some(5));
+    let declared = lambda.list_event_source_mappings().send().await.unwrap();
+    let declared = &declared.event_source_mappings()[..];
+    assert_eq!(declared.len(), 1, "the file's mapping");
+    assert_eq!(declared[0].batch_size(), Some(7));
+    assert_eq!(declared[0].state(), Some("Disabled"));
+    let declared_uuid = declared[0].uuid().unwrap().to_string();
+    // Changed through the API: the file brings it back at the next start.
+    lambda
+        .update_event_source_mapping()
+        .uuid(&declared_uuid)
+        .batch_size(9)
         .send()
         .await
         .unwrap();
-    assert_eq!(function.configuration().unwrap().timeout(), Some(5));
     let created = lambda
         .create_event_source_mapping()
         .function_name("cmd")
-        .event_source_arn(queue_arn("jobs"))
+        .event_source_arn(queue_arn("other"))
         .enabled(false)
-        .batch_size(7)
+        .batch_size(4)
         .send()
         .await
         .unwrap();
@@ -927,15 +946,18 @@ timeout = 5
 
     let second = start();
     let lambda = lambda_client(&second.endpoint());
-    let kept = lambda
-        .get_event_source_mapping()
-        .uuid(&uuid)
-        .send()
-        .await
-        .unwrap();
+    let kept = lambda.get_event_source_mapping().uuid(&uuid).send().await.unwrap();
     assert_eq!(kept.state(), Some("Disabled"));
-    assert_eq!(kept.batch_size(), Some(7));
-    assert_eq!(kept.event_source_arn(), Some(queue_arn("jobs").as_str()));
+    assert_eq!(kept.batch_size(), Some(4));
+    assert_eq!(kept.event_source_arn(), Some(queue_arn("other").as_str()));
+    let again = lambda.get_event_source_mapping().uuid(&declared_uuid).send().await.unwrap();
+    assert_eq!(again.batch_size(), Some(7), "the file's setting again");
+    assert_eq!(
+        again.function_response_types(),
+        &[FunctionResponseType::ReportBatchItemFailures]
+    );
+    let all = lambda.list_event_source_mappings().send().await.unwrap();
+    assert_eq!(all.event_source_mappings().len(), 2, "no duplicate of the file's");
     drop(second);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -69,6 +69,27 @@ pub struct FileConfig {
     /// (`crate::lambda::function`).
     #[serde(default)]
     pub functions: Vec<Spanned<FunctionDecl>>,
+    /// `[[event_source_mappings]]`: queues polled into those functions.
+    #[serde(default)]
+    pub event_source_mappings: Vec<Spanned<MappingDecl>>,
+}
+
+/// One `[[event_source_mappings]]` entry: CreateEventSourceMapping's
+/// settings, the queue by name (in the server's region and account) or ARN.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappingDecl {
+    pub function: String,
+    pub queue: String,
+    pub batch_size: Option<i64>,
+    pub maximum_batching_window: Option<i64>,
+    #[serde(default)]
+    pub report_batch_item_failures: bool,
+    pub maximum_concurrency: Option<i64>,
+    pub enabled: Option<bool>,
+    /// FilterCriteria patterns, as JSON text.
+    #[serde(default)]
+    pub filters: Vec<String>,
 }
 
 /// One `[[functions]]` entry: a name and either the URL of an Invoke API
@@ -382,6 +403,57 @@ impl FileConfig {
                 ));
             }
             config.functions.push(target);
+        }
+        for decl in &self.event_source_mappings {
+            let d = decl.get_ref();
+            let queue_arn = if d.queue.starts_with("arn:") {
+                d.queue.clone()
+            } else {
+                format!(
+                    "arn:aws:sqs:{}:{}:{}",
+                    config.region, config.account_id, d.queue
+                )
+            };
+            let mut settings = serde_json::json!({
+                "FunctionName": d.function,
+                "EventSourceArn": queue_arn,
+            });
+            let optional = [
+                ("BatchSize", d.batch_size.map(serde_json::Value::from)),
+                (
+                    "MaximumBatchingWindowInSeconds",
+                    d.maximum_batching_window.map(serde_json::Value::from),
+                ),
+                ("Enabled", d.enabled.map(serde_json::Value::from)),
+                (
+                    "ScalingConfig",
+                    d.maximum_concurrency
+                        .map(|n| serde_json::json!({ "MaximumConcurrency": n })),
+                ),
+            ];
+            for (key, value) in optional {
+                if let Some(value) = value {
+                    settings[key] = value;
+                }
+            }
+            settings["FunctionResponseTypes"] = if d.report_batch_item_failures {
+                serde_json::json!(["ReportBatchItemFailures"])
+            } else {
+                serde_json::json!([])
+            };
+            let filters: Vec<serde_json::Value> = d
+                .filters
+                .iter()
+                .map(|p| serde_json::json!({ "Pattern": p }))
+                .collect();
+            settings["FilterCriteria"] = serde_json::json!({ "Filters": filters });
+            config
+                .event_source_mappings
+                .push(crate::lambda::DeclaredMapping {
+                    line: source.error(Some(decl.span()), "").line,
+                    file: source.path.clone(),
+                    settings: settings.to_string(),
+                });
         }
         if let Some(limits) = &self.limits {
             let l = &mut config.limits;

@@ -38,6 +38,16 @@ const SERVICE: &str = "lambda";
 /// Listing's default page, as Lambda's.
 const DEFAULT_MAX_ITEMS: usize = 100;
 
+/// A mapping the configuration file declares: CreateEventSourceMapping's
+/// request body, and where it was written (for the error that stops
+/// start-up when Lambda refuses it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredMapping {
+    pub file: String,
+    pub line: Option<usize>,
+    pub settings: String,
+}
+
 /// The Lambda service on one engine.
 pub struct Lambda {
     engine: Arc<Engine>,
@@ -132,6 +142,45 @@ impl Lambda {
                 mapping::function_arn(&self.region, &self.account, name)
             ))
         })
+    }
+
+    /// Makes the file's mappings, or brings an existing mapping of the same
+    /// function and queue (kept by the store) to the file's settings.
+    pub async fn apply_declared(&self, declared: &[DeclaredMapping]) -> Result<(), String> {
+        for d in declared {
+            let at = match d.line {
+                Some(line) => format!("{}, line {line}", d.file),
+                None => d.file.clone(),
+            };
+            let parse = || -> Result<Settings, String> {
+                serde_json::from_str(&d.settings).map_err(|e| format!("{at}: {e}"))
+            };
+            let settings = parse()?;
+            let function = settings
+                .function_name
+                .as_deref()
+                .map(function_name)
+                .unwrap_or_default()
+                .to_string();
+            let existing = {
+                let state = self.lock();
+                state
+                    .mappings
+                    .values()
+                    .find(|e| {
+                        e.mapping.function_name == function
+                            && Some(&e.mapping.event_source_arn)
+                                == settings.event_source_arn.as_ref()
+                    })
+                    .map(|e| e.mapping.uuid.clone())
+            };
+            let result = match existing {
+                Some(uuid) => self.update(&uuid, parse()?).await,
+                None => self.create(settings).await,
+            };
+            result.map_err(|e| format!("{at}: event source mapping: {e}"))?;
+        }
+        Ok(())
     }
 
     /// `GetFunction`: what Lambda says of a configured function.

@@ -176,6 +176,10 @@ pub async fn start_with_services(
         &config.region,
         &config.account_id,
     );
+    lambda
+        .apply_declared(&config.event_source_mappings)
+        .await
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let metrics = observers.metrics.clone();
 
     let Services {
