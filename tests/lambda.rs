@@ -915,7 +915,12 @@ report_batch_item_failures = true
     };
     let mut first = start();
     let lambda = lambda_client(&first.endpoint());
-    let function = lambda.get_function().function_name("cmd").send().await.unwrap();
+    let function = lambda
+        .get_function()
+        .function_name("cmd")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(function.configuration().unwrap().timeout(), Some(5));
     let declared = lambda.list_event_source_mappings().send().await.unwrap();
     let declared = &declared.event_source_mappings()[..];
@@ -946,18 +951,32 @@ report_batch_item_failures = true
 
     let second = start();
     let lambda = lambda_client(&second.endpoint());
-    let kept = lambda.get_event_source_mapping().uuid(&uuid).send().await.unwrap();
+    let kept = lambda
+        .get_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(kept.state(), Some("Disabled"));
     assert_eq!(kept.batch_size(), Some(4));
     assert_eq!(kept.event_source_arn(), Some(queue_arn("other").as_str()));
-    let again = lambda.get_event_source_mapping().uuid(&declared_uuid).send().await.unwrap();
+    let again = lambda
+        .get_event_source_mapping()
+        .uuid(&declared_uuid)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.batch_size(), Some(7), "the file's setting again");
     assert_eq!(
         again.function_response_types(),
         &[FunctionResponseType::ReportBatchItemFailures]
     );
     let all = lambda.list_event_source_mappings().send().await.unwrap();
-    assert_eq!(all.event_source_mappings().len(), 2, "no duplicate of the file's");
+    assert_eq!(
+        all.event_source_mappings().len(),
+        2,
+        "no duplicate of the file's"
+    );
     drop(second);
     let _ = std::fs::remove_dir_all(&dir);
 }

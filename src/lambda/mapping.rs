@@ -122,10 +122,9 @@ pub struct Settings {
     pub maximum_record_age_in_seconds: Option<i64>,
     pub bisect_batch_on_function_error: Option<bool>,
     pub tumbling_window_in_seconds: Option<i64>,
-    /// Everything else Lambda's model has (tags, KMS key, metrics and
-    /// logging configs...): accepted and not acted on.
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, Value>,
+    // Everything else Lambda's model has (tags, KMS key, metrics and
+    // logging configs...) is accepted and not acted on: serde skips
+    // unknown members.
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -153,7 +153,9 @@ impl Lambda {
                 None => d.file.clone(),
             };
             let parse = || -> Result<Settings, String> {
-                serde_json::from_str(&d.settings).map_err(|e| format!("{at}: {e}"))
+                // Through the wire's own decoder: one copy of it in the binary.
+                crate::protocol::lambda::settings(d.settings.as_bytes())
+                    .map_err(|e| format!("{at}: {e}"))
             };
             let settings = parse()?;
             let function = settings

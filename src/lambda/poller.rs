@@ -161,10 +161,11 @@ impl Worker {
     }
 
     async fn call(&self, request: Request) -> Result<Response, String> {
-        self.engine
-            .handle(&self.ctx, request)
-            .await
-            .map_err(|e| e.message.to_string())
+        // Boxed: the engine's dispatch is polled through one pointer, not
+        // inlined into these workers' state machines (image size).
+        let answer: std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send + '_>> =
+            Box::pin(self.engine.handle(&self.ctx, request));
+        answer.await.map_err(|e| e.message.to_string())
     }
 
     async fn queue_url(&self) -> Result<String, String> {

@@ -139,7 +139,10 @@ pub fn event(messages: &[Message], queue_arn: &str, region: &str) -> Vec<u8> {
 /// `FilterCriteria` patterns are matched against (AWS filters a JSON body
 /// by its fields and any other body as a plain string).
 pub fn filter_view(message: &Message, queue_arn: &str, region: &str) -> serde_json::Value {
-    let mut view = serde_json::to_value(record(message, queue_arn, region)).unwrap_or_default();
+    // Written and read back rather than `to_value`: the record's
+    // serializer then exists once in the binary.
+    let text = serde_json::to_vec(&record(message, queue_arn, region)).unwrap_or_default();
+    let mut view: serde_json::Value = serde_json::from_slice(&text).unwrap_or_default();
     if let Ok(body) = serde_json::from_str::<serde_json::Value>(&message.body) {
         if body.is_object() {
             view["body"] = body;

@@ -118,7 +118,8 @@ fn decode(segment: &str) -> String {
         .into_owned()
 }
 
-fn settings(body: &[u8]) -> Result<Settings, LambdaError> {
+/// A Create or Update request's body.
+pub(crate) fn settings(body: &[u8]) -> Result<Settings, LambdaError> {
     let body = if body.iter().all(u8::is_ascii_whitespace) {
         &b"{}"[..]
     } else {
