@@ -1072,3 +1072,75 @@ with open("{}", "a") as f:
     assert!(overlapped, "no two groups ran at once: {runs:?}");
     server.server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_handler_past_its_timeout_fails_the_batch() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("hang");
+    let function = FunctionTarget::with_url("hang", &rie.url, Default::default(), 1).unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server
+        .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
+        .await;
+    server.send(&url, "slow").await;
+    let mapping = lambda
+        .create_event_source_mapping()
+        .function_name("hang")
+        .event_source_arn(queue_arn("jobs"))
+        .send()
+        .await
+        .unwrap();
+    let uuid = mapping.uuid().unwrap();
+    eventually("the invocation timed out", || async {
+        last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
+    })
+    .await;
+    assert_eq!(rie.invocations().len(), 1);
+    assert_eq!(
+        server.counts(&url).await,
+        (0, 1, 0),
+        "in flight, not deleted"
+    );
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn malformed_json_from_the_handler_fails_the_whole_batch() {
+    if single_node_only() {
+        return;
+    }
+    let function = FunctionTarget::with_command(
+        "garbled",
+        vec![
+            "sh".into(),
+            "-c".into(),
+            "cat > /dev/null; echo '{not json'".into(),
+        ],
+        Default::default(),
+        5,
+    )
+    .unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server
+        .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
+        .await;
+    send_all(&server, &url, &["a", "b"]).await;
+    let mapping = lambda
+        .create_event_source_mapping()
+        .function_name("garbled")
+        .event_source_arn(queue_arn("jobs"))
+        .batch_size(2)
+        .function_response_types(FunctionResponseType::ReportBatchItemFailures)
+        .send()
+        .await
+        .unwrap();
+    let uuid = mapping.uuid().unwrap();
+    eventually("the batch failed", || async {
+        last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
+    })
+    .await;
+    assert_eq!(server.counts(&url).await, (0, 2, 0), "nothing deleted");
+    server.server.shutdown().await.unwrap();
+}

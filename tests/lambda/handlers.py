@@ -61,3 +61,12 @@ def stranger(event, context):
     return {"batchItemFailures": [{"itemIdentifier": "not-a-message-of-the-batch"}]}
 
 
+
+
+def hang(event, context):
+    """Outlives any timeout a test gives its function."""
+    import time
+
+    _log(event)
+    time.sleep(5)
+    return {}
