@@ -923,7 +923,7 @@ report_batch_item_failures = true
         .unwrap();
     assert_eq!(function.configuration().unwrap().timeout(), Some(5));
     let declared = lambda.list_event_source_mappings().send().await.unwrap();
-    let declared = &declared.event_source_mappings()[..];
+    let declared = declared.event_source_mappings();
     assert_eq!(declared.len(), 1, "the file's mapping");
     assert_eq!(declared[0].batch_size(), Some(7));
     assert_eq!(declared[0].state(), Some("Disabled"));
