@@ -150,6 +150,16 @@ pub struct Config {
     #[arg(long, env = "RETSU_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
 
+    /// A Lambda function event source mappings can name: NAME=URL, the URL of an endpoint speaking Lambda's Invoke API (a bare http://host:port means the runtime interface emulator's /2015-03-31/functions/function/invocations on it). Repeatable; the variable takes a comma-separated list.
+    #[arg(long = "function", env = "RETSU_FUNCTIONS", value_name = "NAME=URL",
+          value_delimiter = ',', value_parser = crate::lambda::FunctionTarget::parse_flag)]
+    pub functions: Vec<crate::lambda::FunctionTarget>,
+
+    /// `[[event_source_mappings]]` of the configuration file, made (or
+    /// brought to the file's settings) when the server starts.
+    #[arg(skip)]
+    pub event_source_mappings: Vec<crate::lambda::DeclaredMapping>,
+
     #[command(flatten)]
     pub limits: HttpLimits,
 
@@ -256,6 +266,8 @@ impl Default for Config {
             lease_ms: 5_000,
             reached_at: None,
             log_level: "info".into(),
+            functions: Vec::new(),
+            event_source_mappings: Vec::new(),
             limits: HttpLimits::default(),
             tls: crate::tls::TlsArgs::default(),
         }

@@ -22,7 +22,8 @@
 //! hooks), `embed` (an in-process server for Rust test suites),
 //! `notification_signing` (SNS's message signatures: key, certificate,
 //! string to sign), `sns_http` (the POSTs to SNS's HTTP subscribers, with
-//! their retries and dead-lettering).
+//! their retries and dead-lettering), `lambda` (event source mappings:
+//! queues polled into configured functions, beside SQS as SNS is).
 
 pub use retsu_core::{api, clock, engine, error, filter_policy, sns};
 
@@ -38,6 +39,7 @@ pub mod event_stream;
 pub mod faults;
 pub mod history;
 pub mod journal;
+pub mod lambda;
 pub mod localstack;
 pub mod metrics;
 pub mod notification_signing;

@@ -134,8 +134,38 @@ async fn deliver(engine: Arc<Engine>, delivery: HttpDelivery) {
 
 /// One POST; `Err` says why it counts as failed.
 async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
-    let uri: Uri = delivery
-        .url
+    let headers: Vec<(&str, String)> = delivery
+        .headers
+        .iter()
+        .map(|(name, value)| (*name, value.clone()))
+        .collect();
+    let body = Bytes::from(delivery.body.clone());
+    let answer = exchange(&delivery.url, &headers, body, ATTEMPT_TIMEOUT).await?;
+    if (200..=499).contains(&answer.status.as_u16()) {
+        Ok(())
+    } else {
+        Err(format!("answered {}", answer.status))
+    }
+}
+
+/// An endpoint's whole answer to one POST.
+pub(crate) struct Answer {
+    pub status: hyper::StatusCode,
+    pub headers: hyper::HeaderMap,
+    pub body: Bytes,
+}
+
+/// POSTs `body` to `url` (http or https, over a fresh connection) with
+/// `headers`, and reads the whole answer within `timeout`. Shared by SNS's
+/// HTTP deliveries and Lambda invocations (`crate::lambda`); `Err` says
+/// why no answer came.
+pub(crate) async fn exchange(
+    url: &str,
+    headers: &[(&str, String)],
+    body: Bytes,
+    timeout: Duration,
+) -> Result<Answer, String> {
+    let uri: Uri = url
         .parse()
         .map_err(|e| format!("invalid endpoint URL: {e}"))?;
     let https = match uri.scheme_str() {
@@ -162,11 +192,11 @@ async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
             None => authority.host().to_string(),
         },
     );
-    for (name, value) in &delivery.headers {
+    for (name, value) in headers {
         request = request.header(*name, value.as_str());
     }
     let request = request
-        .body(Full::new(Bytes::from(delivery.body.clone())))
+        .body(Full::new(body))
         .map_err(|e| format!("invalid request: {e}"))?;
 
     let exchange = async {
@@ -185,22 +215,18 @@ async fn attempt(delivery: &HttpDelivery) -> Result<(), String> {
             post(TokioIo::new(stream), request).await
         }
     };
-    let status = tokio::time::timeout(ATTEMPT_TIMEOUT, exchange)
+    tokio::time::timeout(timeout, exchange)
         .await
-        .map_err(|_| "no answer within 15 s".to_string())??;
-    if (200..=499).contains(&status.as_u16()) {
-        Ok(())
-    } else {
-        Err(format!("answered {status}"))
-    }
+        .map_err(|_| format!("no answer within {} s", timeout.as_secs()))?
 }
 
-/// Sends `request` over a fresh HTTP/1.1 connection on `io` and returns
-/// the answer's status.
-async fn post<T>(io: T, request: hyper::Request<Full<Bytes>>) -> Result<hyper::StatusCode, String>
+/// Sends `request` over a fresh HTTP/1.1 connection on `io` and reads the
+/// whole answer.
+async fn post<T>(io: T, request: hyper::Request<Full<Bytes>>) -> Result<Answer, String>
 where
     T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    use http_body_util::BodyExt;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
         .map_err(|e| format!("handshake: {e}"))?;
@@ -210,10 +236,25 @@ where
         let _ = connection.await;
         std::future::pending::<()>().await
     };
+    let answer = async {
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("request: {e}"))?;
+        let (parts, body) = response.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map_err(|e| format!("reading the answer: {e}"))?
+            .to_bytes();
+        Ok(Answer {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
+    };
     tokio::select! {
-        answer = sender.send_request(request) => {
-            answer.map(|r| r.status()).map_err(|e| format!("request: {e}"))
-        }
+        answer = answer => answer,
         _ = drive => unreachable!("the connection future never finishes"),
     }
 }

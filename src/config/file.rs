@@ -71,6 +71,47 @@ pub struct FileConfig {
     /// `[[topics]]`: SNS topics and their subscriptions (`config/topics.rs`).
     #[serde(default)]
     pub topics: Vec<super::topics::TopicDecl>,
+    /// `[[functions]]`: Lambda functions event source mappings invoke
+    /// (`crate::lambda::function`).
+    #[serde(default)]
+    pub functions: Vec<Spanned<FunctionDecl>>,
+    /// `[[event_source_mappings]]`: queues polled into those functions.
+    #[serde(default)]
+    pub event_source_mappings: Vec<Spanned<MappingDecl>>,
+}
+
+/// One `[[event_source_mappings]]` entry: CreateEventSourceMapping's
+/// settings, the queue by name (in the server's region and account) or ARN.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappingDecl {
+    pub function: String,
+    pub queue: String,
+    pub batch_size: Option<i64>,
+    pub maximum_batching_window: Option<i64>,
+    #[serde(default)]
+    pub report_batch_item_failures: bool,
+    pub maximum_concurrency: Option<i64>,
+    pub enabled: Option<bool>,
+    /// FilterCriteria patterns, as JSON text.
+    #[serde(default)]
+    pub filters: Vec<String>,
+}
+
+/// One `[[functions]]` entry: a name and either the URL of an Invoke API
+/// endpoint or a command reading the event on stdin.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionDecl {
+    pub name: String,
+    pub url: Option<String>,
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// Seconds; Lambda's default when absent.
+    pub timeout: Option<u64>,
+    /// Invocations the target takes at once (default 1).
+    pub concurrency: Option<u32>,
 }
 
 /// The `[limits]` table: what one client may cost (the `--header-timeout`
@@ -346,6 +387,91 @@ impl FileConfig {
         }
         if let Some(v) = self.history_finished.filter(|_| unset("history_finished")) {
             config.history_finished = v;
+        }
+        // Functions named by flag or variable win over the file's.
+        let flagged: Vec<String> = config.functions.iter().map(|f| f.name.clone()).collect();
+        for decl in &self.functions {
+            let d = decl.get_ref();
+            if flagged.contains(&d.name) {
+                continue;
+            }
+            let timeout = d
+                .timeout
+                .unwrap_or(crate::lambda::function::DEFAULT_TIMEOUT_S);
+            let env = d.environment.clone();
+            let target = match (&d.url, &d.command) {
+                (Some(url), None) => {
+                    crate::lambda::FunctionTarget::with_url(&d.name, url, env, timeout)
+                }
+                (None, Some(command)) => crate::lambda::FunctionTarget::with_command(
+                    &d.name,
+                    command.clone(),
+                    env,
+                    timeout,
+                ),
+                _ => Err(format!("function {} needs either url or command", d.name)),
+            };
+            let target = target
+                .and_then(|t| t.with_concurrency(d.concurrency.unwrap_or(1)))
+                .map_err(|e| source.error(Some(decl.span()), e))?;
+            if config.functions.iter().any(|f| f.name == target.name) {
+                return Err(source.error(
+                    Some(decl.span()),
+                    format!("function {} is declared twice", target.name),
+                ));
+            }
+            config.functions.push(target);
+        }
+        for decl in &self.event_source_mappings {
+            let d = decl.get_ref();
+            let queue_arn = if d.queue.starts_with("arn:") {
+                d.queue.clone()
+            } else {
+                format!(
+                    "arn:aws:sqs:{}:{}:{}",
+                    config.region, config.account_id, d.queue
+                )
+            };
+            let mut settings = serde_json::json!({
+                "FunctionName": d.function,
+                "EventSourceArn": queue_arn,
+            });
+            let optional = [
+                ("BatchSize", d.batch_size.map(serde_json::Value::from)),
+                (
+                    "MaximumBatchingWindowInSeconds",
+                    d.maximum_batching_window.map(serde_json::Value::from),
+                ),
+                ("Enabled", d.enabled.map(serde_json::Value::from)),
+                (
+                    "ScalingConfig",
+                    d.maximum_concurrency
+                        .map(|n| serde_json::json!({ "MaximumConcurrency": n })),
+                ),
+            ];
+            for (key, value) in optional {
+                if let Some(value) = value {
+                    settings[key] = value;
+                }
+            }
+            settings["FunctionResponseTypes"] = if d.report_batch_item_failures {
+                serde_json::json!(["ReportBatchItemFailures"])
+            } else {
+                serde_json::json!([])
+            };
+            let filters: Vec<serde_json::Value> = d
+                .filters
+                .iter()
+                .map(|p| serde_json::json!({ "Pattern": p }))
+                .collect();
+            settings["FilterCriteria"] = serde_json::json!({ "Filters": filters });
+            config
+                .event_source_mappings
+                .push(crate::lambda::DeclaredMapping {
+                    line: source.error(Some(decl.span()), "").line,
+                    file: source.path.clone(),
+                    settings: settings.to_string(),
+                });
         }
         if let Some(limits) = &self.limits {
             let l = &mut config.limits;

@@ -579,3 +579,52 @@ async fn the_example_file_is_complete_and_valid() {
     let names: Vec<&str> = plan.queues.iter().map(|q| q.key.name.as_str()).collect();
     assert_eq!(names, ["jobs-dlq", "jobs", "orders.fifo", "audit"]);
 }
+
+#[tokio::test]
+async fn functions_table() {
+    let text = r#"
+[[functions]]
+name = "orders"
+url = "http://127.0.0.1:9000"
+timeout = 30
+
+[[functions]]
+name = "audit"
+command = ["python3", "audit.py"]
+environment = { STAGE = "test" }
+concurrency = 4
+"#;
+    let (config, _, _) = resolve(text, &["--function", "orders=http://127.0.0.1:7000"]).unwrap();
+    let names: Vec<&str> = config.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["orders", "audit"], "the flag's orders wins");
+    let orders = &config.functions[0];
+    assert_eq!(
+        orders.target,
+        crate::lambda::function::Target::Url(
+            "http://127.0.0.1:7000/2015-03-31/functions/function/invocations".into()
+        )
+    );
+    let audit = &config.functions[1];
+    assert_eq!(audit.concurrency, 4);
+    assert_eq!(audit.environment["STAGE"], "test");
+    assert_eq!(audit.timeout_s, crate::lambda::function::DEFAULT_TIMEOUT_S);
+
+    assert_error(
+        "\n[[functions]]\nname = \"x\"\n",
+        2,
+        "needs either url or command",
+    )
+    .await;
+    assert_error(
+        "[[functions]]\nname = \"x\"\nurl = \"http://h\"\n[[functions]]\nname = \"x\"\nurl = \"http://h\"\n",
+        4,
+        "declared twice",
+    )
+    .await;
+    assert_error(
+        "[[functions]]\nname = \"x\"\nurl = \"http://h\"\ntimeout = 0\n",
+        1,
+        "1 to 900 seconds",
+    )
+    .await;
+}

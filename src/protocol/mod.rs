@@ -14,6 +14,7 @@
 pub mod context;
 pub mod json;
 mod json_send;
+pub mod lambda;
 pub mod query;
 pub mod sns;
 pub mod xml;

@@ -181,6 +181,17 @@ pub async fn start_with_services(
     let local_addr = listener.local_addr()?;
     let background = tokio::spawn(engine.clone().run_background());
     let observers = crate::observers::attach(&engine, &config);
+    // Lambda's event source mappings; the mappings a store kept start polling.
+    let lambda = crate::lambda::Lambda::new(
+        engine.clone(),
+        &config.functions,
+        &config.region,
+        &config.account_id,
+    );
+    lambda
+        .apply_declared(&config.event_source_mappings)
+        .await
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let metrics = observers.metrics.clone();
 
     let Services {
@@ -241,7 +252,8 @@ pub async fn start_with_services(
             crate::console::routes()
         })
         .fallback(handle)
-        .with_state(state.clone());
+        .with_state(state.clone())
+        .merge(crate::protocol::lambda::router(lambda));
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {

@@ -1,0 +1,1146 @@
+//! Lambda event source mappings, through the official `aws-sdk-lambda`
+//! and `aws-sdk-sqs` clients: the control plane (create, get, list with
+//! paging, update, delete, and AWS's errors for bad input), and the data
+//! plane against real handlers: AWS's Lambda Runtime Interface Emulator,
+//! built from its Go module by `scripts/lambda-rie.sh`, running the Python
+//! handlers of `tests/lambda/handlers.py` through `awslambdaric`, with
+//! AWS Lambda Powertools' `BatchProcessor` and `SqsRecordModel` parsing
+//! every record Retsu sends.
+//!
+//! Without Go (or python3) the emulator tests print "skipped: no Go" and
+//! pass, as compat/run.sh does; the control-plane and command-function
+//! tests still run. Time in SQS terms (visibility timeouts) moves through
+//! the manual clock; the tests wait in real time only for the handler's
+//! process to answer.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use aws_sdk_lambda::error::ProvideErrorMetadata;
+use aws_sdk_lambda::types::{Filter, FilterCriteria, FunctionResponseType, ScalingConfig};
+use common::process::free_port;
+use common::{queue_arn, TestServer, ACCOUNT, REGION};
+use retsu::config::Config;
+use retsu::lambda::FunctionTarget;
+
+fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
+    let config = aws_sdk_lambda::Config::builder()
+        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+        .region(aws_sdk_lambda::config::Region::new(REGION))
+        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .endpoint_url(endpoint)
+        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
+        .build();
+    aws_sdk_lambda::Client::from_conf(config)
+}
+
+/// A server whose configuration names `functions`.
+async fn server_with(functions: Vec<FunctionTarget>) -> (TestServer, aws_sdk_lambda::Client) {
+    let server = TestServer::start_with(Config {
+        functions,
+        ..Config::ephemeral()
+    })
+    .await;
+    let lambda = lambda_client(&server.endpoint);
+    (server, lambda)
+}
+
+fn url_function(name: &str, url: &str) -> FunctionTarget {
+    FunctionTarget::with_url(name, url, Default::default(), 30).unwrap()
+}
+
+/// Waits (real time, bounded) until `check` holds: the handler runs in
+/// another process, so its effects arrive when they arrive.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// AWS's runtime interface emulator running one handler of
+/// tests/lambda/handlers.py; dropped, it is stopped.
+struct Rie {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the emulator and the Python venv once per test binary; `false`
+/// (after saying so) when this machine cannot.
+fn rie_available() -> bool {
+    static READY: OnceLock<bool> = OnceLock::new();
+    *READY.get_or_init(|| {
+        let out = std::process::Command::new("bash")
+            .arg(root().join("scripts/lambda-rie.sh"))
+            .arg("setup")
+            .output()
+            .expect("bash runs");
+        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        match out.status.code() {
+            Some(0) => true,
+            Some(3) => {
+                eprintln!("{said}: the runtime interface emulator tests are skipped");
+                false
+            }
+            _ => panic!(
+                "scripts/lambda-rie.sh setup failed: {said}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    })
+}
+
+impl Rie {
+    fn start(handler: &str) -> Rie {
+        let port = free_port();
+        let log = std::env::temp_dir().join(format!("retsu-lambda-{}.log", uuid::Uuid::new_v4()));
+        let child = std::process::Command::new("bash")
+            .arg(root().join("scripts/lambda-rie.sh"))
+            .args(["run", &format!("127.0.0.1:{port}")])
+            .arg(root().join("tests/lambda"))
+            .arg(format!("handlers.{handler}"))
+            .env("LAMBDA_LOG", &log)
+            // Emulators run side by side: each its own Runtime API port.
+            .env("RIE_RUNTIME_API", format!("127.0.0.1:{}", free_port()))
+            .env("AWS_LAMBDA_FUNCTION_TIMEOUT", "30")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the emulator starts");
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the emulator did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Rie {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            log,
+        }
+    }
+
+    /// The bodies of each invocation's records, one list per invocation.
+    fn invocations(&self) -> Vec<Vec<String>> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a log line is a JSON list"))
+            .collect()
+    }
+}
+
+impl Drop for Rie {
+    fn drop(&mut self) {
+        // SIGTERM: the emulator stops its runtime process with it.
+        let _ = std::process::Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// The data-plane tests run on one node: a cluster's pollers run on the
+/// node holding the lease, which these tests do not pick.
+fn single_node_only() -> bool {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: mapping pollers are tested on a single node");
+        return true;
+    }
+    false
+}
+
+/// A queue with `attributes` and a dead-letter queue `<name>-dlq` its
+/// messages move to after `max_receive_count` receives.
+async fn queue_with_dlq(
+    server: &TestServer,
+    name: &str,
+    max_receive_count: u32,
+    attributes: &[(&str, &str)],
+) -> (String, String) {
+    let fifo = name.ends_with(".fifo");
+    let dlq_name = if fifo {
+        format!("{}-dlq.fifo", name.trim_end_matches(".fifo"))
+    } else {
+        format!("{name}-dlq")
+    };
+    let dlq_attrs: &[(&str, &str)] = if fifo { &[("FifoQueue", "true")] } else { &[] };
+    let dlq = server.create_queue_with(&dlq_name, dlq_attrs).await;
+    let policy = format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":{max_receive_count}}}"#,
+        queue_arn(&dlq_name)
+    );
+    let mut all: Vec<(&str, &str)> = attributes.to_vec();
+    all.push(("RedrivePolicy", &policy));
+    let url = server.create_queue_with(name, &all).await;
+    (url, dlq)
+}
+
+async fn send_all(server: &TestServer, url: &str, bodies: &[&str]) {
+    for body in bodies {
+        server.send(url, body).await;
+    }
+}
+
+async fn bodies_in(server: &TestServer, url: &str) -> Vec<String> {
+    let mut bodies: Vec<String> = server
+        .receive(url, 10)
+        .await
+        .into_iter()
+        .filter_map(|m| m.body)
+        .collect();
+    bodies.sort();
+    bodies
+}
+
+async fn last_result(lambda: &aws_sdk_lambda::Client, uuid: &str) -> String {
+    lambda
+        .get_event_source_mapping()
+        .uuid(uuid)
+        .send()
+        .await
+        .unwrap()
+        .last_processing_result
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn mappings_are_created_listed_updated_and_deleted() {
+    let (server, lambda) = server_with(vec![
+        url_function("orders", "http://127.0.0.1:1"),
+        url_function("audit", "http://127.0.0.1:1"),
+    ])
+    .await;
+    server.create_queue("jobs").await;
+    server.create_queue("other").await;
+
+    let created = lambda
+        .create_event_source_mapping()
+        .function_name("orders")
+        .event_source_arn(queue_arn("jobs"))
+        .enabled(false)
+        .batch_size(5)
+        .send()
+        .await
+        .unwrap();
+    let uuid = created.uuid().unwrap().to_string();
+    assert!(common::is_uuid(&uuid), "{uuid}");
+    assert_eq!(created.state(), Some("Creating"));
+    assert_eq!(created.batch_size(), Some(5));
+    assert_eq!(created.maximum_batching_window_in_seconds(), Some(0));
+    assert_eq!(
+        created.function_arn(),
+        Some(format!("arn:aws:lambda:{REGION}:{ACCOUNT}:function:orders").as_str())
+    );
+    assert_eq!(created.event_source_arn(), Some(queue_arn("jobs").as_str()));
+    assert_eq!(
+        created.event_source_mapping_arn(),
+        Some(format!("arn:aws:lambda:{REGION}:{ACCOUNT}:event-source-mapping:{uuid}").as_str())
+    );
+    assert!(created.last_modified().is_some());
+
+    let got = lambda
+        .get_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.state(), Some("Disabled"));
+    assert_eq!(got.last_processing_result(), Some("No records processed"));
+
+    // A second function on the same queue, and the first on another.
+    let audit = lambda
+        .create_event_source_mapping()
+        .function_name(format!("arn:aws:lambda:{REGION}:{ACCOUNT}:function:audit"))
+        .event_source_arn(queue_arn("jobs"))
+        .enabled(false)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(audit.batch_size(), Some(10), "Lambda's default for SQS");
+    lambda
+        .create_event_source_mapping()
+        .function_name("orders")
+        .event_source_arn(queue_arn("other"))
+        .enabled(false)
+        .send()
+        .await
+        .unwrap();
+
+    let by_function = lambda
+        .list_event_source_mappings()
+        .function_name("orders")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_function.event_source_mappings().len(), 2);
+    let by_source = lambda
+        .list_event_source_mappings()
+        .event_source_arn(queue_arn("jobs"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_source.event_source_mappings().len(), 2);
+    // Paging, one at a time, through all three.
+    let mut seen = Vec::new();
+    let mut marker = None;
+    loop {
+        let page = lambda
+            .list_event_source_mappings()
+            .max_items(1)
+            .set_marker(marker)
+            .send()
+            .await
+            .unwrap();
+        assert!(page.event_source_mappings().len() <= 1);
+        seen.extend(
+            page.event_source_mappings()
+                .iter()
+                .filter_map(|m| m.uuid().map(str::to_string)),
+        );
+        marker = page.next_marker().map(str::to_string);
+        if marker.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[0], uuid, "creation order");
+
+    let updated = lambda
+        .update_event_source_mapping()
+        .uuid(&uuid)
+        .batch_size(100)
+        .maximum_batching_window_in_seconds(2)
+        .function_response_types(FunctionResponseType::ReportBatchItemFailures)
+        .scaling_config(ScalingConfig::builder().maximum_concurrency(3).build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.state(), Some("Updating"));
+    assert_eq!(updated.batch_size(), Some(100));
+    assert_eq!(updated.maximum_batching_window_in_seconds(), Some(2));
+    assert_eq!(
+        updated.function_response_types(),
+        &[FunctionResponseType::ReportBatchItemFailures]
+    );
+    assert_eq!(
+        updated
+            .scaling_config()
+            .and_then(|s| s.maximum_concurrency()),
+        Some(3)
+    );
+
+    let function = lambda
+        .get_function()
+        .function_name("orders")
+        .send()
+        .await
+        .unwrap();
+    let configuration = function.configuration().unwrap();
+    assert_eq!(configuration.function_name(), Some("orders"));
+    assert_eq!(configuration.timeout(), Some(30));
+    let missing = lambda
+        .get_function()
+        .function_name("nope")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(missing
+        .into_service_error()
+        .is_resource_not_found_exception());
+
+    let deleted = lambda
+        .delete_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.state(), Some("Deleting"));
+    let gone = lambda
+        .get_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(gone.into_service_error().is_resource_not_found_exception());
+    let gone = lambda
+        .delete_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(gone.into_service_error().is_resource_not_found_exception());
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_mappings_get_lambdas_errors() {
+    let (server, lambda) = server_with(vec![url_function("orders", "http://127.0.0.1:1")]).await;
+    server.create_queue("jobs").await;
+    server
+        .create_queue_with("jobs.fifo", &[("FifoQueue", "true")])
+        .await;
+    let create = || {
+        lambda
+            .create_event_source_mapping()
+            .function_name("orders")
+            .event_source_arn(queue_arn("jobs"))
+            .enabled(false)
+    };
+
+    let err = create()
+        .event_source_arn(queue_arn("missing"))
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(err.is_invalid_parameter_value_exception(), "{err:?}");
+    assert!(
+        err.message()
+            .unwrap()
+            .contains("AWS.SimpleQueueService.NonExistentQueue"),
+        "{err:?}"
+    );
+
+    let err = create()
+        .function_name("nope")
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(err.is_resource_not_found_exception(), "{err:?}");
+    assert_eq!(
+        err.message(),
+        Some(
+            format!("Function not found: arn:aws:lambda:{REGION}:{ACCOUNT}:function:nope").as_str()
+        )
+    );
+
+    for size in [0, 10_001] {
+        let err = create()
+            .batch_size(size)
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(err.code(), Some("ValidationException"), "{size}: {err:?}");
+    }
+    let err = create()
+        .batch_size(11)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(err.is_invalid_parameter_value_exception(), "{err:?}");
+    assert!(
+        err.message().unwrap().contains("Maximum batch window"),
+        "{err:?}"
+    );
+
+    let fifo = || create().event_source_arn(queue_arn("jobs.fifo"));
+    let err = fifo()
+        .batch_size(11)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(err.is_invalid_parameter_value_exception(), "{err:?}");
+    let err = fifo()
+        .maximum_batching_window_in_seconds(5)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(err.is_invalid_parameter_value_exception(), "{err:?}");
+    let fifo_ok = fifo().batch_size(10).send().await.unwrap();
+    assert_eq!(fifo_ok.maximum_batching_window_in_seconds(), None);
+
+    let err = create()
+        .scaling_config(ScalingConfig::builder().maximum_concurrency(1).build())
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(err.code(), Some("ValidationException"), "{err:?}");
+    let err = create()
+        .filter_criteria(
+            FilterCriteria::builder()
+                .filters(Filter::builder().pattern("{not json").build())
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(err.is_invalid_parameter_value_exception(), "{err:?}");
+
+    // One mapping per function and queue.
+    let first = create().send().await.unwrap();
+    let err = create().send().await.unwrap_err().into_service_error();
+    assert!(err.is_resource_conflict_exception(), "{err:?}");
+    assert!(
+        err.message().unwrap().contains(first.uuid().unwrap()),
+        "{err:?}"
+    );
+
+    // Nothing refused was created.
+    let all = lambda.list_event_source_mappings().send().await.unwrap();
+    assert_eq!(all.event_source_mappings().len(), 2);
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_connection_fails_the_batch_and_loses_nothing() {
+    if single_node_only() {
+        return;
+    }
+    let closed = format!("http://127.0.0.1:{}", free_port());
+    let (server, lambda) = server_with(vec![url_function("down", &closed)]).await;
+    let url = server
+        .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
+        .await;
+    server.send(&url, "hello").await;
+    let mapping = lambda
+        .create_event_source_mapping()
+        .function_name("down")
+        .event_source_arn(queue_arn("jobs"))
+        .send()
+        .await
+        .unwrap();
+    let uuid = mapping.uuid().unwrap();
+    eventually("the invocation failed", || async {
+        last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
+    })
+    .await;
+    assert_eq!(
+        server.counts(&url).await,
+        (0, 1, 0),
+        "in flight, not deleted"
+    );
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_command_function_gets_aws_records() {
+    if single_node_only() {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("retsu-lambda-{}.json", uuid::Uuid::new_v4()));
+    let script = format!(
+        "cat > {}; echo '{{\"batchItemFailures\":[]}}'",
+        log.display()
+    );
+    let function = FunctionTarget::with_command(
+        "cmd",
+        vec!["sh".into(), "-c".into(), script],
+        Default::default(),
+        10,
+    )
+    .unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server.create_queue("jobs").await;
+    let sent = server
+        .client
+        .send_message()
+        .queue_url(&url)
+        .message_body("hello")
+        .message_attributes("color", common::string_attr("blue"))
+        .send()
+        .await
+        .unwrap();
+    lambda
+        .create_event_source_mapping()
+        .function_name("cmd")
+        .event_source_arn(queue_arn("jobs"))
+        .function_response_types(FunctionResponseType::ReportBatchItemFailures)
+        .send()
+        .await
+        .unwrap();
+    eventually("the message was processed and deleted", || async {
+        server.counts(&url).await == (0, 0, 0)
+    })
+    .await;
+    let event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let records = event["Records"].as_array().unwrap();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut expected = vec![
+        "messageId",
+        "receiptHandle",
+        "body",
+        "attributes",
+        "messageAttributes",
+        "md5OfBody",
+        "md5OfMessageAttributes",
+        "eventSource",
+        "eventSourceARN",
+        "awsRegion",
+    ];
+    expected.sort();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(sorted, expected);
+    assert_eq!(r["messageId"], sent.message_id().unwrap());
+    assert_eq!(r["body"], "hello");
+    assert_eq!(r["md5OfBody"], sent.md5_of_message_body().unwrap());
+    assert_eq!(
+        r["md5OfMessageAttributes"],
+        sent.md5_of_message_attributes().unwrap()
+    );
+    assert_eq!(r["eventSource"], "aws:sqs");
+    assert_eq!(r["eventSourceARN"], queue_arn("jobs"));
+    assert_eq!(r["awsRegion"], REGION);
+    assert_eq!(r["attributes"]["ApproximateReceiveCount"], "1");
+    assert_eq!(
+        r["attributes"]["SentTimestamp"],
+        server.now_ms().to_string(),
+        "the manual clock has not moved"
+    );
+    assert_eq!(
+        r["attributes"]["ApproximateFirstReceiveTimestamp"],
+        server.now_ms().to_string()
+    );
+    assert!(r["attributes"]["SenderId"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
+    assert_eq!(
+        r["messageAttributes"]["color"],
+        serde_json::json!({
+            "stringValue": "blue",
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": "String"
+        })
+    );
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_failed_items_return_exactly_those() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("partial");
+    let (server, lambda) = server_with(vec![url_function("partial", &rie.url)]).await;
+    let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
+    send_all(&server, &url, &["ok-1", "fail-2", "ok-3", "fail-4", "ok-5"]).await;
+    lambda
+        .create_event_source_mapping()
+        .function_name("partial")
+        .event_source_arn(queue_arn("jobs"))
+        .batch_size(5)
+        .function_response_types(FunctionResponseType::ReportBatchItemFailures)
+        .send()
+        .await
+        .unwrap();
+    eventually("the three successes are deleted", || async {
+        server.counts(&url).await == (0, 2, 0)
+    })
+    .await;
+    let seen: usize = rie.invocations().iter().map(Vec::len).sum();
+    assert_eq!(seen, 5, "every message reached the handler once");
+    // The two failures come back at their visibility timeout; their next
+    // receive passes maxReceiveCount 1 and moves them to the DLQ.
+    server.advance_secs(31);
+    eventually("the failures reach the dead-letter queue", || async {
+        server.counts(&dlq).await.0 == 2
+    })
+    .await;
+    assert_eq!(bodies_in(&server, &dlq).await, ["fail-2", "fail-4"]);
+    assert_eq!(server.counts(&url).await, (0, 0, 0));
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_always_failing_handler_dead_letters_after_max_receive_count() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("always_fail");
+    let (server, lambda) = server_with(vec![url_function("fails", &rie.url)]).await;
+    let (url, dlq) = queue_with_dlq(&server, "jobs", 2, &[("VisibilityTimeout", "30")]).await;
+    server.send(&url, "doomed").await;
+    let mapping = lambda
+        .create_event_source_mapping()
+        .function_name("fails")
+        .event_source_arn(queue_arn("jobs"))
+        .send()
+        .await
+        .unwrap();
+    let uuid = mapping.uuid().unwrap();
+    for attempt in 1..=2 {
+        eventually(&format!("invocation {attempt}"), || async {
+            rie.invocations().len() == attempt
+        })
+        .await;
+        eventually("the failure is recorded", || async {
+            last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
+        })
+        .await;
+        assert_eq!(server.counts(&url).await, (0, 1, 0), "not deleted");
+        server.advance_secs(31);
+    }
+    eventually("the message reaches the dead-letter queue", || async {
+        server.counts(&dlq).await.0 == 1
+    })
+    .await;
+    assert_eq!(rie.invocations().len(), 2, "maxReceiveCount invocations");
+    assert_eq!(bodies_in(&server, &dlq).await, ["doomed"]);
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_item_identifier_outside_the_batch_fails_the_whole_batch() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("stranger");
+    let (server, lambda) = server_with(vec![url_function("stranger", &rie.url)]).await;
+    let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
+    send_all(&server, &url, &["a", "b"]).await;
+    lambda
+        .create_event_source_mapping()
+        .function_name("stranger")
+        .event_source_arn(queue_arn("jobs"))
+        .batch_size(2)
+        .function_response_types(FunctionResponseType::ReportBatchItemFailures)
+        .send()
+        .await
+        .unwrap();
+    eventually("both messages were invoked with", || async {
+        rie.invocations().iter().map(Vec::len).sum::<usize>() == 2
+    })
+    .await;
+    common::settle().await;
+    assert_eq!(server.counts(&url).await, (0, 2, 0), "nothing deleted");
+    server.advance_secs(31);
+    eventually("both reach the dead-letter queue", || async {
+        server.counts(&dlq).await.0 == 2
+    })
+    .await;
+    assert_eq!(bodies_in(&server, &dlq).await, ["a", "b"]);
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn fifo_groups_arrive_in_order_through_the_emulator() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("ok");
+    let (server, lambda) = server_with(vec![url_function("ok", &rie.url)]).await;
+    let url = server
+        .create_queue_with(
+            "jobs.fifo",
+            &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
+        )
+        .await;
+    for n in 0..4 {
+        for group in ["a", "b", "c"] {
+            server
+                .client
+                .send_message()
+                .queue_url(&url)
+                .message_group_id(group)
+                .message_body(format!("{group}-{n}"))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    lambda
+        .create_event_source_mapping()
+        .function_name("ok")
+        .event_source_arn(queue_arn("jobs.fifo"))
+        .batch_size(2)
+        .scaling_config(ScalingConfig::builder().maximum_concurrency(2).build())
+        .send()
+        .await
+        .unwrap();
+    eventually("every message is processed", || async {
+        server.counts(&url).await == (0, 0, 0)
+    })
+    .await;
+    let order: Vec<String> = rie.invocations().into_iter().flatten().collect();
+    assert_eq!(order.len(), 12, "each message once: {order:?}");
+    for group in ["a", "b", "c"] {
+        let mine: Vec<&String> = order.iter().filter(|b| b.starts_with(group)).collect();
+        let expected: Vec<String> = (0..4).map(|n| format!("{group}-{n}")).collect();
+        assert_eq!(mine, expected.iter().collect::<Vec<_>>(), "{order:?}");
+    }
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn filter_criteria_pass_matching_records_and_delete_the_rest() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("ok");
+    let (server, lambda) = server_with(vec![url_function("ok", &rie.url)]).await;
+    let url = server.create_queue("jobs").await;
+    send_all(
+        &server,
+        &url,
+        &[
+            r#"{"kind":"order","n":1}"#,
+            r#"{"kind":"refund"}"#,
+            "plain text",
+        ],
+    )
+    .await;
+    lambda
+        .create_event_source_mapping()
+        .function_name("ok")
+        .event_source_arn(queue_arn("jobs"))
+        .filter_criteria(
+            FilterCriteria::builder()
+                .filters(
+                    Filter::builder()
+                        .pattern(r#"{"body":{"kind":["order"]}}"#)
+                        .build(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    eventually("every message is gone", || async {
+        server.counts(&url).await == (0, 0, 0)
+    })
+    .await;
+    let seen: Vec<String> = rie.invocations().into_iter().flatten().collect();
+    assert_eq!(seen, [r#"{"kind":"order","n":1}"#]);
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn sqs_attributes_the_handler_sees_survive_powertools() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    // Powertools' SqsModel parses the whole event, FIFO fields included;
+    // a record it refused would fail the batch and leave the message.
+    let rie = Rie::start("ok");
+    let (server, lambda) = server_with(vec![url_function("ok", &rie.url)]).await;
+    let url = server
+        .create_queue_with("jobs.fifo", &[("FifoQueue", "true")])
+        .await;
+    server
+        .client
+        .send_message()
+        .queue_url(&url)
+        .message_group_id("g")
+        .message_deduplication_id("d")
+        .message_body("fifo")
+        .message_attributes("n", common::typed_attr("Number", "7"))
+        .message_attributes("b", common::binary_attr("Binary", b"\x00\x01"))
+        .send()
+        .await
+        .unwrap();
+    lambda
+        .create_event_source_mapping()
+        .function_name("ok")
+        .event_source_arn(queue_arn("jobs.fifo"))
+        .send()
+        .await
+        .unwrap();
+    eventually("the message is processed", || async {
+        server.counts(&url).await == (0, 0, 0)
+    })
+    .await;
+    assert_eq!(rie.invocations(), [vec!["fifo".to_string()]]);
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn mappings_and_file_functions_survive_a_restart() {
+    use common::process::{retsu, Running};
+    let dir = std::env::temp_dir().join(format!("retsu-lambda-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("retsu.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[queues]]
+name = "jobs"
+
+[[queues]]
+name = "other"
+
+[[functions]]
+name = "cmd"
+command = ["sh", "-c", "cat > /dev/null"]
+timeout = 5
+
+[[event_source_mappings]]
+function = "cmd"
+queue = "jobs"
+enabled = false
+batch_size = 7
+report_batch_item_failures = true
+"#,
+    )
+    .unwrap();
+    let port = free_port();
+    let start = || {
+        let mut command = retsu();
+        command
+            .args(["--port", &port.to_string(), "--config"])
+            .arg(&file)
+            .arg("--data-dir")
+            .arg(dir.join("data"));
+        Running::start(command, port)
+    };
+    let mut first = start();
+    let lambda = lambda_client(&first.endpoint());
+    let function = lambda
+        .get_function()
+        .function_name("cmd")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(function.configuration().unwrap().timeout(), Some(5));
+    let declared = lambda.list_event_source_mappings().send().await.unwrap();
+    let declared = declared.event_source_mappings();
+    assert_eq!(declared.len(), 1, "the file's mapping");
+    assert_eq!(declared[0].batch_size(), Some(7));
+    assert_eq!(declared[0].state(), Some("Disabled"));
+    let declared_uuid = declared[0].uuid().unwrap().to_string();
+    // Changed through the API: the file brings it back at the next start.
+    lambda
+        .update_event_source_mapping()
+        .uuid(&declared_uuid)
+        .batch_size(9)
+        .send()
+        .await
+        .unwrap();
+    let created = lambda
+        .create_event_source_mapping()
+        .function_name("cmd")
+        .event_source_arn(queue_arn("other"))
+        .enabled(false)
+        .batch_size(4)
+        .send()
+        .await
+        .unwrap();
+    let uuid = created.uuid().unwrap().to_string();
+    first.signal("TERM");
+    assert!(first.exit_status(Duration::from_secs(20)).await.success());
+
+    let second = start();
+    let lambda = lambda_client(&second.endpoint());
+    let kept = lambda
+        .get_event_source_mapping()
+        .uuid(&uuid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.state(), Some("Disabled"));
+    assert_eq!(kept.batch_size(), Some(4));
+    assert_eq!(kept.event_source_arn(), Some(queue_arn("other").as_str()));
+    let again = lambda
+        .get_event_source_mapping()
+        .uuid(&declared_uuid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.batch_size(), Some(7), "the file's setting again");
+    assert_eq!(
+        again.function_response_types(),
+        &[FunctionResponseType::ReportBatchItemFailures]
+    );
+    let all = lambda.list_event_source_mappings().send().await.unwrap();
+    assert_eq!(
+        all.event_source_mappings().len(),
+        2,
+        "no duplicate of the file's"
+    );
+    drop(second);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn fifo_groups_keep_one_batch_in_flight_each() {
+    if single_node_only() {
+        return;
+    }
+    // A command function taking three invocations at once: each logs when
+    // it started and ended and the groups it held.
+    let log = std::env::temp_dir().join(format!("retsu-lambda-{}.log", uuid::Uuid::new_v4()));
+    let script = format!(
+        r#"import json, sys, time
+start = time.time()
+event = json.load(sys.stdin)
+time.sleep(0.05)
+bodies = [r["body"] for r in event["Records"]]
+with open("{}", "a") as f:
+    f.write(json.dumps([start, time.time(), bodies]) + "\n")
+"#,
+        log.display()
+    );
+    let function = FunctionTarget::with_command(
+        "groups",
+        vec!["python3".into(), "-c".into(), script],
+        Default::default(),
+        10,
+    )
+    .unwrap()
+    .with_concurrency(3)
+    .unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server
+        .create_queue_with(
+            "jobs.fifo",
+            &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
+        )
+        .await;
+    for n in 0..6 {
+        for group in ["a", "b", "c"] {
+            server
+                .client
+                .send_message()
+                .queue_url(&url)
+                .message_group_id(group)
+                .message_body(format!("{group}-{n}"))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    lambda
+        .create_event_source_mapping()
+        .function_name("groups")
+        .event_source_arn(queue_arn("jobs.fifo"))
+        .batch_size(2)
+        .scaling_config(ScalingConfig::builder().maximum_concurrency(3).build())
+        .send()
+        .await
+        .unwrap();
+    eventually("every message is processed", || async {
+        server.counts(&url).await == (0, 0, 0)
+    })
+    .await;
+    let runs: Vec<(f64, f64, Vec<String>)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    let mut by_start = runs.clone();
+    by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for group in ["a", "b", "c"] {
+        let held: Vec<&(f64, f64, Vec<String>)> = by_start
+            .iter()
+            .filter(|r| r.2.iter().any(|b| b.starts_with(group)))
+            .collect();
+        let order: Vec<&String> = held
+            .iter()
+            .flat_map(|r| r.2.iter().filter(|b| b.starts_with(group)))
+            .collect();
+        let expected: Vec<String> = (0..6).map(|n| format!("{group}-{n}")).collect();
+        assert_eq!(order, expected.iter().collect::<Vec<_>>(), "{runs:?}");
+        for pair in held.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].1,
+                "two batches of group {group} overlapped: {runs:?}"
+            );
+        }
+    }
+    let overlapped = by_start.windows(2).any(|w| w[1].0 < w[0].1);
+    assert!(overlapped, "no two groups ran at once: {runs:?}");
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_handler_past_its_timeout_fails_the_batch() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("hang");
+    let function = FunctionTarget::with_url("hang", &rie.url, Default::default(), 1).unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server
+        .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
+        .await;
+    server.send(&url, "slow").await;
+    let mapping = lambda
+        .create_event_source_mapping()
+        .function_name("hang")
+        .event_source_arn(queue_arn("jobs"))
+        .send()
+        .await
+        .unwrap();
+    let uuid = mapping.uuid().unwrap();
+    eventually("the invocation timed out", || async {
+        last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
+    })
+    .await;
+    assert_eq!(rie.invocations().len(), 1);
+    assert_eq!(
+        server.counts(&url).await,
+        (0, 1, 0),
+        "in flight, not deleted"
+    );
+    server.server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn malformed_json_from_the_handler_fails_the_whole_batch() {
+    if single_node_only() {
+        return;
+    }
+    let function = FunctionTarget::with_command(
+        "garbled",
+        vec![
+            "sh".into(),
+            "-c".into(),
+            "cat > /dev/null; echo '{not json'".into(),
+        ],
+        Default::default(),
+        5,
+    )
+    .unwrap();
+    let (server, lambda) = server_with(vec![function]).await;
+    let url = server
+        .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
+        .await;
+    send_all(&server, &url, &["a", "b"]).await;
+    let mapping = lambda
+        .create_event_source_mapping()
+        .function_name("garbled")
+        .event_source_arn(queue_arn("jobs"))
+        .batch_size(2)
+        .function_response_types(FunctionResponseType::ReportBatchItemFailures)
+        .send()
+        .await
+        .unwrap();
+    let uuid = mapping.uuid().unwrap();
+    eventually("the batch failed", || async {
+        last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
+    })
+    .await;
+    assert_eq!(server.counts(&url).await, (0, 2, 0), "nothing deleted");
+    server.server.shutdown().await.unwrap();
+}
