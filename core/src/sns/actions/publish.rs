@@ -18,8 +18,16 @@ use crate::engine::events::{TopicEvent, TopicEventKind};
 use crate::engine::TopicDelivery;
 use crate::filter_policy::{Attribute, Scope};
 use crate::sns::envelope::{self, EnvelopeKind, Notification, SignatureVersion};
-use crate::sns::model::{Subscription, Topic, DEDUP_WINDOW_MS};
+use crate::sns::inbox::Record;
+use crate::sns::model::{
+    endpoint_application, endpoint_platform, PlatformApplication, Subscription, Topic,
+    DEDUP_WINDOW_MS,
+};
+use crate::sns::payload::{self, protocol_name};
 use crate::sns::DeliveryShape;
+
+/// The platform applications by ARN, as SNS's state keeps them.
+type Applications = BTreeMap<String, PlatformApplication>;
 
 /// Raw delivery to SQS carries at most this many attributes.
 const MAX_RAW_ATTRIBUTES: usize = 10;
@@ -37,6 +45,10 @@ struct Entry {
 /// An entry once checked: the text per protocol and the ids it goes with.
 struct Checked {
     message: String,
+    /// With `MessageStructure=json`, the `Message` parameter as given (the
+    /// whole JSON); without, it is `message`.
+    published: Option<String>,
+    structure: Option<String>,
     /// `MessageStructure=json`: the per-protocol strings.
     per_protocol: Option<serde_json::Map<String, serde_json::Value>>,
     subject: Option<String>,
@@ -226,6 +238,8 @@ fn check(topic: &Topic, entry: Entry, path: &str) -> Result<Checked, SnsError> {
         .and_then(|d| d.as_str())
         .map(String::from);
     Ok(Checked {
+        published: per_protocol.is_some().then(|| message.clone()),
+        structure: entry.structure,
         message: per_protocol_message.unwrap_or(message),
         per_protocol,
         subject: entry.subject,
@@ -303,6 +317,7 @@ impl<'a> Published<'a> {
             kind,
             subscription_arn: None,
             endpoint: None,
+            protocol: None,
             delivered_as: None,
             reason: None,
         }
@@ -316,6 +331,7 @@ impl<'a> Published<'a> {
 fn publish(
     sns: &Sns,
     ctx: &RequestContext,
+    apps: &Applications,
     topic: &mut Topic,
     checked: &Checked,
 ) -> (String, Option<String>, Fanout) {
@@ -337,12 +353,12 @@ fn publish(
             (message_id.clone(), seq.clone(), now + DEDUP_WINDOW_MS),
         );
         let published = Published::new(topic, checked, message_id.clone(), Some(seq.clone()), now);
-        let fanout = plan(sns, ctx, topic, &published);
+        let fanout = plan(sns, ctx, apps, topic, &published);
         return (message_id, Some(seq), fanout);
     }
     let message_id = uuid::Uuid::new_v4().to_string();
     let published = Published::new(topic, checked, message_id.clone(), None, now);
-    let fanout = plan(sns, ctx, topic, &published);
+    let fanout = plan(sns, ctx, apps, topic, &published);
     (message_id, None, fanout)
 }
 
@@ -406,19 +422,26 @@ fn finish(
 }
 
 /// Decides what `published` does at each subscription of `topic`.
-fn plan(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Published<'_>) -> Fanout {
+fn plan(
+    sns: &Sns,
+    ctx: &RequestContext,
+    apps: &Applications,
+    topic: &Topic,
+    published: &Published<'_>,
+) -> Fanout {
     let now = sns.engine().now();
     let mut fanout = Fanout {
         events: vec![published.event(TopicEventKind::Published, now)],
         sends: Vec::new(),
     };
-    plan_each(sns, ctx, topic, published, &mut fanout);
+    plan_each(sns, ctx, apps, topic, published, &mut fanout);
     fanout
 }
 
 fn plan_each(
     sns: &Sns,
     ctx: &RequestContext,
+    apps: &Applications,
     topic: &Topic,
     published: &Published<'_>,
     fanout: &mut Fanout,
@@ -433,6 +456,7 @@ fn plan_each(
             let mut e = published.event(kind, now);
             e.subscription_arn = Some(arn.clone());
             e.endpoint = Some(endpoint.clone());
+            e.protocol = protocol_name(&sub.protocol);
             e
         };
         let text = published.checked.text_for(&sub.protocol);
@@ -461,52 +485,154 @@ fn plan_each(
                 continue;
             }
         }
-        let body = if sub.raw() {
-            text.to_string()
-        } else {
-            let signature = (!topic.fifo).then(|| {
-                let signed = match signatures.iter().find(|(t, _)| t == text) {
-                    Some((_, s)) => s.clone(),
-                    None => {
-                        let s = sign_notification(sns, topic, published, text);
-                        signatures.push((text.to_string(), s.clone()));
-                        s
-                    }
-                };
-                (
-                    signature_version(topic),
-                    signed,
-                    format!(
-                        "{}/_retsu/sns/{}",
-                        ctx.base_url,
-                        sns.signer().certificate_file_name()
-                    ),
-                )
-            });
-            envelope::notification_json(&Notification {
-                message_id: &published.message_id,
-                sequence_number: published.sequence_number.as_deref(),
-                topic_arn: &topic.arn,
-                subject: published.checked.subject.as_deref(),
-                message: text,
-                timestamp: published.timestamp(),
-                signature: signature
-                    .as_ref()
-                    .map(|(v, s, u)| (*v, s.as_str(), u.as_str())),
-                unsubscribe_url: &format!(
-                    "{}/?Action=Unsubscribe&SubscriptionArn={}",
-                    ctx.base_url, sub.arn
+        let signature = (!topic.fifo).then(|| {
+            let signed = match signatures.iter().find(|(t, _)| t == text) {
+                Some((_, s)) => s.clone(),
+                None => {
+                    let s = sign_notification(sns, topic, published, text);
+                    signatures.push((text.to_string(), s.clone()));
+                    s
+                }
+            };
+            (
+                signature_version(topic),
+                signed,
+                format!(
+                    "{}/_retsu/sns/{}",
+                    ctx.base_url,
+                    sns.signer().certificate_file_name()
                 ),
-                attributes: &published.checked.attributes,
-            })
+            )
+        });
+        let unsubscribe_url = format!(
+            "{}/?Action=Unsubscribe&SubscriptionArn={}",
+            ctx.base_url, sub.arn
+        );
+        let notification = Notification {
+            message_id: &published.message_id,
+            sequence_number: published.sequence_number.as_deref(),
+            topic_arn: &topic.arn,
+            subject: published.checked.subject.as_deref(),
+            message: text,
+            timestamp: published.timestamp(),
+            signature: signature
+                .as_ref()
+                .map(|(v, s, u)| (*v, s.as_str(), u.as_str())),
+            unsubscribe_url: &unsubscribe_url,
+            attributes: &published.checked.attributes,
         };
-        if sub.protocol == "sqs" {
-            let step = step(TopicEventKind::Delivered);
-            fanout
-                .sends
-                .push(queue_send(sns, ctx, topic, sub, published, body, step));
-        } else {
-            post(sns, ctx, topic, sub, published, body);
+        // Raw delivery is for queues, HTTP endpoints and Firehose only.
+        let raw =
+            sub.raw() && matches!(sub.protocol.as_str(), "sqs" | "http" | "https" | "firehose");
+        let body = || {
+            if raw {
+                text.to_string()
+            } else {
+                envelope::notification_json(&notification)
+            }
+        };
+        match sub.protocol.as_str() {
+            "sqs" => {
+                let step = step(TopicEventKind::Delivered);
+                fanout
+                    .sends
+                    .push(queue_send(sns, ctx, topic, sub, published, body(), step));
+            }
+            "http" | "https" => post(sns, ctx, topic, sub, published, body()),
+            protocol => {
+                let payload = match protocol {
+                    "email-json" | "firehose" => Ok(body()),
+                    "lambda" => Ok(payload::lambda_event(&sub.arn, &notification)),
+                    "application" => application_payload(apps, &sub.endpoint, published),
+                    // email, sms: the text itself.
+                    _ => Ok(text.to_string()),
+                };
+                match payload {
+                    Ok(payload) => {
+                        record(sns, topic, sub, published, payload);
+                        fanout.events.push(step(TopicEventKind::Delivered));
+                    }
+                    Err(why) => {
+                        let mut e = step(TopicEventKind::DeliveryFailed);
+                        e.reason = Some(why);
+                        fanout.events.push(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What a platform endpoint would be pushed: its platform's entry of the
+/// message; `Err` when the endpoint is gone or disabled, as AWS fails it.
+fn application_payload(
+    apps: &Applications,
+    endpoint_arn: &str,
+    published: &Published<'_>,
+) -> Result<String, String> {
+    let endpoint = endpoint_application(endpoint_arn)
+        .and_then(|app| apps.get(&app))
+        .and_then(|app| app.endpoints.get(endpoint_arn))
+        .ok_or_else(|| "the platform endpoint does not exist".to_string())?;
+    if !endpoint.enabled() {
+        return Err("the platform endpoint is disabled".into());
+    }
+    let platform = endpoint_platform(endpoint_arn).unwrap_or_default();
+    Ok(payload::platform_text(
+        published.checked.per_protocol.as_ref(),
+        platform,
+        &published.checked.message,
+    )
+    .to_string())
+}
+
+/// Keeps what a subscription of a recorded protocol (or a direct publish)
+/// would have been sent, in the inbox.
+fn record(
+    sns: &Sns,
+    topic: &Topic,
+    sub: &Subscription,
+    published: &Published<'_>,
+    payload: String,
+) {
+    let Some(protocol) = protocol_name(&sub.protocol) else {
+        return;
+    };
+    let mut record = published.checked.record(protocol, &sub.endpoint, payload);
+    record.at_ms = published.at_ms;
+    record.region = topic.region.clone();
+    record.account = topic.account.clone();
+    record.topic_arn = Some(topic.arn.clone());
+    record.subscription_arn = Some(sub.arn.clone());
+    record.message_id = published.message_id.clone();
+    sns.record(record);
+}
+
+impl Checked {
+    /// Its inbox record at `endpoint`; the caller fills in where and when.
+    fn record(&self, protocol: &'static str, endpoint: &str, payload: String) -> Record {
+        let subject = match protocol {
+            "email" => Some(payload::email_subject(self.subject.as_deref())),
+            _ => self.subject.clone(),
+        };
+        Record {
+            id: 0,
+            at_ms: 0,
+            protocol,
+            endpoint: endpoint.to_string(),
+            region: String::new(),
+            account: String::new(),
+            topic_arn: None,
+            subscription_arn: None,
+            message_id: String::new(),
+            message: self
+                .published
+                .clone()
+                .unwrap_or_else(|| self.message.clone()),
+            message_structure: self.structure.clone(),
+            subject,
+            attributes: self.attributes.clone(),
+            payload,
         }
     }
 }
@@ -731,28 +857,95 @@ impl QueueSend {
     }
 }
 
-/// The topic a Publish names, by `TopicArn` or `TargetArn`.
-fn target(
-    ctx: &RequestContext,
-    topic_arn: &Option<String>,
-    target_arn: &Option<String>,
-    phone_number: &Option<String>,
-) -> Result<String, SnsError> {
-    if phone_number.is_some() {
-        return Err(SnsError::invalid_parameter(
-            "PhoneNumber Reason: Retsu does not deliver SMS messages",
-        ));
-    }
-    match (topic_arn, target_arn) {
-        (Some(_), _) => topic_key(ctx, "TopicArn", topic_arn),
-        (None, Some(t)) if t.contains(":endpoint/") => Err(SnsError::invalid_parameter(
-            "TargetArn Reason: Retsu does not deliver mobile push notifications",
-        )),
-        (None, Some(_)) => topic_key(ctx, "TargetArn", target_arn),
-        (None, None) => Err(SnsError::invalid_parameter(
+/// What a Publish is sent to.
+enum Target {
+    Topic(String),
+    Direct(Direct),
+}
+
+/// A Publish to one endpoint rather than a topic.
+enum Direct {
+    /// `PhoneNumber`: one SMS.
+    Phone(String),
+    /// `TargetArn` naming a platform endpoint: one push.
+    Endpoint(String),
+}
+
+/// What a Publish names: `TopicArn`, `TargetArn` (a topic or a platform
+/// endpoint) or `PhoneNumber`.
+fn target(ctx: &RequestContext, request: &PublishRequest) -> Result<Target, SnsError> {
+    match (
+        &request.topic_arn,
+        &request.target_arn,
+        &request.phone_number,
+    ) {
+        (Some(_), _, _) => topic_key(ctx, "TopicArn", &request.topic_arn).map(Target::Topic),
+        (None, Some(t), _) if t.contains(":endpoint/") => {
+            Ok(Target::Direct(Direct::Endpoint(t.clone())))
+        }
+        (None, Some(_), _) => topic_key(ctx, "TargetArn", &request.target_arn).map(Target::Topic),
+        (None, None, Some(phone)) => {
+            if !super::subscriptions::phone_number(phone) {
+                return Err(SnsError::invalid_parameter(format!(
+                    "PhoneNumber Reason: {phone} is not valid to publish to"
+                )));
+            }
+            Ok(Target::Direct(Direct::Phone(phone.clone())))
+        }
+        (None, None, None) => Err(SnsError::invalid_parameter(
             "TopicArn or TargetArn Reason: no value for required parameter",
         )),
     }
+}
+
+/// A Publish straight to a phone number or a platform endpoint: checked as
+/// a standard topic's message is, and kept in the inbox.
+fn publish_direct(
+    sns: &Sns,
+    ctx: &RequestContext,
+    target: Direct,
+    entry: Entry,
+) -> Result<PublishResult, SnsError> {
+    // The limits of a standard topic.
+    let standard = Topic::new(&ctx.region, &ctx.account_id, "", false);
+    let checked = check(&standard, entry, "messageAttributes")?;
+    let (protocol, endpoint, payload) = match target {
+        Direct::Phone(phone) => ("sms", phone, checked.text_for("sms").to_string()),
+        Direct::Endpoint(arn) => {
+            let state = sns.lock();
+            let endpoint = endpoint_application(&arn)
+                .and_then(|app| state.applications.get(&app))
+                .and_then(|app| app.endpoints.get(&arn))
+                .ok_or_else(|| {
+                    SnsError::invalid_parameter(
+                        "TargetArn Reason: No endpoint found for the target arn specified",
+                    )
+                })?;
+            if !endpoint.enabled() {
+                return Err(SnsError::new(
+                    "EndpointDisabled",
+                    400,
+                    "Endpoint is disabled",
+                ));
+            }
+            let platform = endpoint_platform(&arn).unwrap_or_default();
+            let text =
+                payload::platform_text(checked.per_protocol.as_ref(), platform, &checked.message);
+            let text = text.to_string();
+            ("application", arn, text)
+        }
+    };
+    let message_id = uuid::Uuid::new_v4().to_string();
+    let mut record = checked.record(protocol, &endpoint, payload);
+    record.at_ms = sns.engine().now();
+    record.region = ctx.region.clone();
+    record.account = ctx.account_id.clone();
+    record.message_id = message_id.clone();
+    sns.record(record);
+    Ok(PublishResult {
+        message_id,
+        sequence_number: None,
+    })
 }
 
 impl SnsUnit for PublishRequest {
@@ -760,7 +953,7 @@ impl SnsUnit for PublishRequest {
     const CHANGES_STATE: bool = false;
 
     fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<PublishResult, SnsError> {
-        let arn = target(ctx, &self.topic_arn, &self.target_arn, &self.phone_number)?;
+        let target = target(ctx, &self)?;
         let entry = Entry {
             message: self.message,
             subject: self.subject,
@@ -769,10 +962,20 @@ impl SnsUnit for PublishRequest {
             dedup_id: self.message_deduplication_id,
             group_id: self.message_group_id,
         };
+        let arn = match target {
+            Target::Topic(arn) => arn,
+            Target::Direct(direct) => return publish_direct(sns, ctx, direct, entry),
+        };
         let mut state = sns.lock();
-        let topic = topic_mut(&mut state, &arn)?;
+        let crate::sns::State {
+            topics,
+            applications,
+            ..
+        } = &mut *state;
+        let topic = topics.get_mut(&arn).ok_or_else(SnsError::topic_not_found)?;
         let checked = check(topic, entry, "messageAttributes")?;
-        let (message_id, sequence_number, fanout) = publish(sns, ctx, topic, &checked);
+        let (message_id, sequence_number, fanout) =
+            publish(sns, ctx, applications, topic, &checked);
         finish(sns, state, &arn, vec![fanout]);
         Ok(PublishResult {
             message_id,
@@ -837,7 +1040,12 @@ impl SnsUnit for PublishBatchRequest {
         let entries = self.publish_batch_request_entries.unwrap_or_default();
         check_batch_ids(&entries)?;
         let mut state = sns.lock();
-        let topic = topic_mut(&mut state, &arn)?;
+        let crate::sns::State {
+            topics,
+            applications,
+            ..
+        } = &mut *state;
+        let topic = topics.get_mut(&arn).ok_or_else(SnsError::topic_not_found)?;
         let total: usize = entries
             .iter()
             .map(|e| size_of(e.message.as_deref().unwrap_or(""), &e.message_attributes))
@@ -871,7 +1079,8 @@ impl SnsUnit for PublishBatchRequest {
         let successful = checked
             .iter()
             .map(|(id, c)| {
-                let (message_id, sequence_number, fanout) = publish(sns, ctx, topic, c);
+                let (message_id, sequence_number, fanout) =
+                    publish(sns, ctx, applications, topic, c);
                 fanouts.push(fanout);
                 PublishBatchResultEntry {
                     id: id.clone(),
