@@ -798,3 +798,125 @@ async fn platform_applications_and_endpoints_are_served() {
     let apps = sns.list_platform_applications().send().await.unwrap();
     assert!(apps.platform_applications.unwrap_or_default().is_empty());
 }
+
+/// `retsu` on its own data directory (a process, so it can be killed and
+/// started again on the same directory).
+fn start_on(dir: &std::path::Path) -> common::process::Running {
+    let port = common::process::free_port();
+    let mut command = common::process::retsu();
+    command
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["--port", &port.to_string()]);
+    common::process::Running::start(command, port)
+}
+
+async fn http_json(url: &str) -> Value {
+    let text = reqwest::get(url).await.unwrap().text().await.unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn subscriptions_endpoints_and_tokens_survive_a_restart() {
+    let dir = std::env::temp_dir().join(format!(
+        "retsu-sns-protocols-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let mut s = start_on(&dir);
+    let sns = sns_client(&s.endpoint());
+    let arn = topic(&sns, "kept").await;
+    let (app, device) = application_endpoint(&sns, "device-token-5").await;
+    let role = "arn:aws:iam::000000000000:role/sns-firehose";
+    let lambda = "arn:aws:lambda:us-east-1:000000000000:function:handler";
+    let stream = "arn:aws:firehose:us-east-1:000000000000:deliverystream/audit";
+    let sms = subscribe(&sns, &arn, "sms", "+15550100", &[])
+        .await
+        .unwrap();
+    let email = subscribe(&sns, &arn, "email", "ops@example.com", &[])
+        .await
+        .unwrap();
+    subscribe(&sns, &arn, "application", &device, &[])
+        .await
+        .unwrap();
+    subscribe(&sns, &arn, "lambda", lambda, &[]).await.unwrap();
+    subscribe(
+        &sns,
+        &arn,
+        "firehose",
+        stream,
+        &[("SubscriptionRoleArn", role)],
+    )
+    .await
+    .unwrap();
+    let token_url = |endpoint: &str| format!("{endpoint}/_aws/sns/subscription-tokens/{email}");
+    let token = http_json(&token_url(&s.endpoint())).await["subscription_token"].clone();
+    assert!(token.is_string());
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+
+    let s = start_on(&dir);
+    let sns = sns_client(&s.endpoint());
+    let listed = sns
+        .list_subscriptions_by_topic()
+        .topic_arn(&arn)
+        .send()
+        .await
+        .unwrap()
+        .subscriptions
+        .unwrap();
+    let mut protocols: Vec<&str> = listed.iter().filter_map(|s| s.protocol()).collect();
+    protocols.sort();
+    assert_eq!(
+        protocols,
+        ["application", "email", "firehose", "lambda", "sms"]
+    );
+    let attrs = sns
+        .get_subscription_attributes()
+        .subscription_arn(&email)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap();
+    assert_eq!(attrs["PendingConfirmation"], "true");
+    assert_eq!(
+        http_json(&token_url(&s.endpoint())).await["subscription_token"],
+        token,
+        "the token survives, so the confirmation mail's link still works"
+    );
+    let endpoints = sns
+        .list_endpoints_by_platform_application()
+        .platform_application_arn(&app)
+        .send()
+        .await
+        .unwrap()
+        .endpoints
+        .unwrap();
+    assert_eq!(endpoints[0].endpoint_arn(), Some(device.as_str()));
+
+    sns.publish()
+        .topic_arn(&arn)
+        .message("after")
+        .send()
+        .await
+        .unwrap();
+    let texts = http_json(&format!("{}/_aws/sns/sms-messages", s.endpoint())).await;
+    let sent = &texts["sms_messages"]["+15550100"][0];
+    assert_eq!(sent["Message"], "after");
+    assert_eq!(sent["SubscriptionArn"], sms.as_str());
+    let pushes = http_json(&format!(
+        "{}/_aws/sns/platform-endpoint-messages",
+        s.endpoint()
+    ))
+    .await;
+    assert_eq!(
+        pushes["platform_endpoint_messages"][&device][0]["Message"],
+        "after"
+    );
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
