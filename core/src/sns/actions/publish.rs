@@ -485,7 +485,17 @@ fn plan_each(
                 continue;
             }
         }
-        let signature = (!topic.fifo).then(|| {
+        // Raw delivery is for queues, HTTP endpoints and Firehose only.
+        let raw =
+            sub.raw() && matches!(sub.protocol.as_str(), "sqs" | "http" | "https" | "firehose");
+        // Signing is a publish's dearest step: only what carries the
+        // envelope's fields (Lambda's event holds them too) is signed.
+        let enveloped = match sub.protocol.as_str() {
+            "email-json" | "lambda" => true,
+            "email" | "sms" | "application" => false,
+            _ => !raw,
+        };
+        let signature = (enveloped && !topic.fifo).then(|| {
             let signed = match signatures.iter().find(|(t, _)| t == text) {
                 Some((_, s)) => s.clone(),
                 None => {
@@ -504,10 +514,14 @@ fn plan_each(
                 ),
             )
         });
-        let unsubscribe_url = format!(
-            "{}/?Action=Unsubscribe&SubscriptionArn={}",
-            ctx.base_url, sub.arn
-        );
+        let unsubscribe_url = if enveloped {
+            format!(
+                "{}/?Action=Unsubscribe&SubscriptionArn={}",
+                ctx.base_url, sub.arn
+            )
+        } else {
+            String::new()
+        };
         let notification = Notification {
             message_id: &published.message_id,
             sequence_number: published.sequence_number.as_deref(),
@@ -521,9 +535,6 @@ fn plan_each(
             unsubscribe_url: &unsubscribe_url,
             attributes: &published.checked.attributes,
         };
-        // Raw delivery is for queues, HTTP endpoints and Firehose only.
-        let raw =
-            sub.raw() && matches!(sub.protocol.as_str(), "sqs" | "http" | "https" | "firehose");
         let body = || {
             if raw {
                 text.to_string()
