@@ -21,16 +21,6 @@ use serde_json::{json, Map, Value};
 use super::api::MessageAttributeValue;
 use super::envelope::Notification;
 
-/// The protocols whose deliveries are recorded rather than made.
-pub const RECORDED: &[&str] = &[
-    "email",
-    "email-json",
-    "sms",
-    "application",
-    "lambda",
-    "firehose",
-];
-
 /// Every protocol SNS has, as static names for the events' steps.
 pub const PROTOCOLS: &[&str] = &[
     "sqs",
