@@ -673,3 +673,65 @@ impl SnsUnit for SetSubscriptionAttributesRequest {
         Ok(Empty {})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phone_numbers_as_sns_takes_them() {
+        for good in [
+            "+15550100",
+            "15550100",
+            "+1-555-0100",
+            "+44.7700.900123",
+            "+1/555/0100",
+        ] {
+            assert!(phone_number(good), "{good}");
+        }
+        for bad in [
+            "",
+            "+",
+            "+0123",
+            "12ab",
+            "+1--5550100",
+            "-15550100",
+            "+15550100.",
+            "/+15550100",
+            "+1234567890123456",
+            "call me",
+        ] {
+            assert!(!phone_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn endpoints_per_protocol() {
+        assert!(check_endpoint("email", "a@example.com").is_ok());
+        for bad in [
+            "nobody",
+            "a@b@c",
+            "@example.com",
+            "a@",
+            "a b@example.com",
+            "a@x;b@y",
+        ] {
+            assert!(check_endpoint("email-json", bad).is_err(), "{bad}");
+        }
+        let lambda = "arn:aws:lambda:us-east-1:000000000000:function:f";
+        assert!(check_endpoint("lambda", lambda).is_ok());
+        assert!(check_endpoint("firehose", lambda).is_err());
+        let device = "arn:aws:sns:us-east-1:000000000000:endpoint/GCM/app/1234";
+        assert!(check_endpoint("application", device).is_ok());
+        assert!(check_endpoint(
+            "application",
+            "arn:aws:sns:us-east-1:000000000000:app/GCM/app"
+        )
+        .is_err());
+        let err = check_endpoint("fax", "x").unwrap_err();
+        assert_eq!(
+            err.message,
+            "Invalid parameter: Amazon SNS does not support this protocol string: fax"
+        );
+    }
+}
