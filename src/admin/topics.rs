@@ -26,26 +26,12 @@ pub fn topic_event_json(e: &TopicEvent) -> Value {
     })
 }
 
-/// The topic's recorded deliveries, newest first (the last [`INBOX_SHOWN`]).
-fn inbox_of(admin: &Admin, topic_arn: &str) -> Vec<Value> {
-    let filter = retsu_core::sns::inbox::Filter {
-        topic_arn: Some(topic_arn),
-        ..Default::default()
-    };
-    let records = admin.sns.inbox(&filter);
-    records
-        .iter()
-        .rev()
-        .take(INBOX_SHOWN)
-        .map(super::sns_inbox::record_json)
-        .collect()
-}
-
 /// Recorded deliveries the listing shows per topic (the rest: `/_retsu/inbox`).
 const INBOX_SHOWN: usize = 50;
 
 pub fn list(admin: &Admin) -> Response {
     let topics = admin.sns.topics();
+    let mut inboxes = admin.sns.recent_inbox(INBOX_SHOWN);
     admin
         .topic_steps
         .retain(|arn| topics.iter().any(|t| &*t.arn == arn));
@@ -83,7 +69,12 @@ pub fn list(admin: &Admin) -> Response {
                 "tags": t.tags,
                 "subscriptions": subscriptions,
                 "recent": admin.topic_steps.recent(&t.arn).iter().map(topic_event_json).collect::<Vec<_>>(),
-                "inbox": inbox_of(admin, &t.arn),
+                "inbox": inboxes
+                    .remove(&t.arn)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(super::sns_inbox::record_json)
+                    .collect::<Vec<_>>(),
             })
         })
         .collect();

@@ -16,7 +16,7 @@
 //! keeps, so a restart starts it empty (the subscriptions, endpoints and
 //! confirmation tokens it refers to are persisted).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use super::api::MessageAttributeValue;
 
@@ -100,6 +100,20 @@ impl Inbox {
             .collect()
     }
 
+    /// The newest `per_topic` records of each topic, newest first: one
+    /// pass, copying only what is returned.
+    pub fn recent_by_topic(&self, per_topic: usize) -> HashMap<String, Vec<Record>> {
+        let mut out: HashMap<String, Vec<Record>> = HashMap::new();
+        for r in self.records.iter().rev() {
+            let Some(topic) = &r.topic_arn else { continue };
+            let kept = out.entry(topic.clone()).or_default();
+            if kept.len() < per_topic {
+                kept.push(r.clone());
+            }
+        }
+        out
+    }
+
     /// Forgets the records `filter` means; how many there were.
     pub fn delete(&mut self, filter: &Filter<'_>) -> usize {
         let before = self.records.len();
@@ -150,12 +164,20 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(inbox.read(&email).len(), 1);
+        let mut on_topic = record("sms", "+15550002");
+        on_topic.topic_arn = Some("t".into());
+        inbox.push(on_topic.clone());
+        inbox.push(on_topic);
+        let recent = inbox.recent_by_topic(1);
+        assert_eq!(recent.len(), 1);
+        assert_eq!(recent["t"].len(), 1);
+        assert_eq!(recent["t"][0].id, KEPT as u64 + 8, "the newest");
         let phone = Filter {
             endpoint: Some("+15550001"),
             ..Filter::default()
         };
-        assert_eq!(inbox.delete(&phone), KEPT - 1);
-        assert_eq!(inbox.read(&Filter::default()).len(), 1);
+        assert_eq!(inbox.delete(&phone), KEPT - 3);
+        assert_eq!(inbox.read(&Filter::default()).len(), 3);
         inbox.clear();
         assert!(inbox.read(&Filter::default()).is_empty());
     }

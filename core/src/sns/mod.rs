@@ -240,6 +240,11 @@ impl Sns {
         self.inbox.lock().read(filter)
     }
 
+    /// The newest `per_topic` inbox records of each topic, newest first.
+    pub fn recent_inbox(&self, per_topic: usize) -> HashMap<String, Vec<inbox::Record>> {
+        self.inbox.lock().recent_by_topic(per_topic)
+    }
+
     /// Forgets the inbox's records `filter` means; how many there were.
     pub fn clear_inbox(&self, filter: &inbox::Filter<'_>) -> usize {
         self.inbox.lock().delete(filter)
