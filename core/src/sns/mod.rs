@@ -84,11 +84,18 @@ pub struct State {
 }
 
 /// What the journal keeps of SNS: topics and platform applications.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Deserialize)]
 struct Saved {
     topics: Vec<Topic>,
     #[serde(default)]
     platform_applications: Vec<PlatformApplication>,
+}
+
+/// [`Saved`] as written: borrowed, since every change writes it.
+#[derive(serde::Serialize)]
+struct Saving<'a> {
+    topics: Vec<&'a Topic>,
+    platform_applications: Vec<&'a PlatformApplication>,
 }
 
 impl Sns {
@@ -116,9 +123,9 @@ impl Sns {
     /// (deduplication windows and pending unsubscribe tokens are not kept).
     fn snapshot(&self) -> serde_json::Value {
         let state = self.lock();
-        let saved = Saved {
-            topics: state.topics.values().cloned().collect(),
-            platform_applications: state.applications.values().cloned().collect(),
+        let saved = Saving {
+            topics: state.topics.values().collect(),
+            platform_applications: state.applications.values().collect(),
         };
         serde_json::to_value(saved).unwrap_or_default()
     }
