@@ -91,6 +91,21 @@ struct Saved {
     platform_applications: Vec<PlatformApplication>,
 }
 
+impl Saved {
+    /// What [`Sns::snapshot`] wrote; older data directories kept the
+    /// topics alone, as a list.
+    fn read(saved: serde_json::Value) -> Option<Saved> {
+        if saved.is_array() {
+            let topics = serde_json::from_value(saved).ok()?;
+            return Some(Saved {
+                topics,
+                platform_applications: Vec::new(),
+            });
+        }
+        serde_json::from_value(saved).ok()
+    }
+}
+
 /// [`Saved`] as written: borrowed, since every change writes it.
 #[derive(serde::Serialize)]
 struct Saving<'a> {
@@ -133,17 +148,10 @@ impl Sns {
     /// Puts back what [`snapshot`](Self::snapshot) gave, compiling each
     /// filter policy again.
     fn restore(&self, saved: serde_json::Value) {
-        // Older data directories kept the topics alone, as a list.
-        let saved = serde_json::from_value::<Saved>(saved.clone()).or_else(|_| {
-            serde_json::from_value::<Vec<Topic>>(saved).map(|topics| Saved {
-                topics,
-                platform_applications: Vec::new(),
-            })
-        });
-        let Ok(Saved {
+        let Some(Saved {
             topics,
             platform_applications,
-        }) = saved
+        }) = Saved::read(saved)
         else {
             tracing::warn!("the saved SNS topics could not be read; starting without them");
             return;
@@ -279,5 +287,26 @@ impl Sns {
     /// A read-only view of every topic, for the admin API and the CLI.
     pub fn topics(&self) -> Vec<Topic> {
         self.lock().topics.values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_state_reads_in_both_shapes() {
+        let topic = Topic::new("us-east-1", "000000000000", "t", false);
+        let old = serde_json::to_value(vec![&topic]).unwrap();
+        let read = Saved::read(old).unwrap();
+        assert_eq!(read.topics[0].arn, topic.arn);
+        assert!(read.platform_applications.is_empty());
+        let now = serde_json::to_value(Saving {
+            topics: vec![&topic],
+            platform_applications: Vec::new(),
+        })
+        .unwrap();
+        assert_eq!(Saved::read(now).unwrap().topics.len(), 1);
+        assert!(Saved::read(serde_json::json!("junk")).is_none());
     }
 }
