@@ -69,6 +69,7 @@ mod tests {
             kind: TopicEventKind::Delivered,
             subscription_arn: None,
             endpoint: None,
+            protocol: None,
             delivered_as: None,
             reason: None,
         }

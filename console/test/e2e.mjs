@@ -607,6 +607,27 @@ async function main() {
       check('with group and deduplication IDs it publishes, with a sequence number',
         (await form.getByTestId('publish-result').innerText()).includes('sequence number'));
       await axe(page, 'topics (FIFO topic)', { strict: true });
+
+      // The inbox: what an SMS subscription was sent, recorded rather than
+      // sent, and a pending e-mail subscription's confirmation token.
+      const alertsArn = xmlText(await snsCall('CreateTopic', { Name: 'alerts' }), 'TopicArn');
+      await snsCall('Subscribe', { TopicArn: alertsArn, Protocol: 'sms', Endpoint: '+15550100' });
+      await snsCall('Subscribe', { TopicArn: alertsArn, Protocol: 'email', Endpoint: 'ops@example.com' });
+      await snsCall('Publish', { TopicArn: alertsArn, Message: 'disk almost full' });
+      const alertsRow = page.getByTestId('topic-row-alerts');
+      await alertsRow.waitFor();
+      await alertsRow.getByRole('link', { name: 'alerts' }).click();
+      await detail.getByRole('heading', { name: 'alerts', level: 2 }).waitFor();
+      const sms = detail.locator('[data-testid="inbox-record"][data-protocol="sms"]');
+      await sms.waitFor({ timeout: 5000 });
+      check('the inbox shows the SMS a publish would have sent, with its number',
+        (await sms.getByTestId('inbox-payload').innerText()) === 'disk almost full' && (await sms.innerText()).includes('+15550100'),
+        await sms.innerText());
+      const confirmation = detail.locator('[data-testid="inbox-record"][data-protocol="email"]');
+      const token = await detail.getByTestId('subscription-token').innerText();
+      check('a pending e-mail subscription shows its token, and its confirmation mail carries it',
+        /^[0-9a-f]{32,}$/.test(token) && (await confirmation.getByTestId('inbox-payload').innerText()).includes(token), token);
+      await axe(page, 'topics (inbox)', { strict: true });
     } else {
       skipped.push('topics (this server has no /_retsu/topics)');
     }

@@ -15,7 +15,8 @@
 //! `history.rs` (a message's history, recent events), `stream.rs` (the
 //! live event stream, server-sent events), `faults.rs`
 //! (seeded faults), `localstack.rs` (the peek), `localstack_status.rs`
-//! (health, info, init).
+//! (health, info, init), `sns_inbox.rs` (what SNS recorded instead of
+//! sending, and confirmation tokens: LocalStack's `/_aws/sns/*` and ours).
 
 // Handlers return an early `Response` as their error: built once per admin
 // call, never on the SQS path, so its size does not matter.
@@ -50,6 +51,7 @@ mod localstack_status;
 mod peek;
 mod queues;
 mod reset;
+mod sns_inbox;
 mod stream;
 mod topics;
 
@@ -136,6 +138,15 @@ pub fn router(admin: Arc<Admin>) -> Router {
 fn localstack_routes() -> Router<Arc<Admin>> {
     Router::new()
         .route("/_aws/sqs/messages", any(localstack::messages))
+        .route("/_aws/sns/sms-messages", any(sns_inbox::sms_messages))
+        .route(
+            "/_aws/sns/platform-endpoint-messages",
+            any(sns_inbox::platform_endpoint_messages),
+        )
+        .route(
+            "/_aws/sns/subscription-tokens/{*arn}",
+            get(sns_inbox::subscription_token),
+        )
         .route("/_localstack/health", get(localstack_status::health))
         .route("/_localstack/info", get(localstack_status::info))
         .route("/_localstack/init", get(localstack_status::init))
@@ -351,6 +362,8 @@ fn route(admin: &Arc<Admin>, segs: &[&str], request: &AdminRequest, path: &str) 
         ["clock"] if m == Method::POST => clock::change(&admin, request),
         ["reset"] if m == Method::POST => reset::all(&admin),
         ["topics"] if m == Method::GET => topics::list(&admin),
+        ["inbox"] if m == Method::GET || m == Method::DELETE => sns_inbox::inbox(&admin, request),
+        ["subscriptions", arn, "token"] if m == Method::GET => sns_inbox::token(&admin, arn),
         ["faults"] if m == Method::GET => faults::show(&admin),
         ["faults"] if m == Method::POST => faults::set(&admin, request),
         ["faults"] if m == Method::DELETE => faults::clear(&admin, request),

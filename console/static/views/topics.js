@@ -167,6 +167,8 @@ function TopicDetail({ t, heading, live, onPublished }) {
     <${PublishForm} t=${t} live=${live} onPublished=${onPublished} />
     <h3>Last deliveries</h3>
     <${Steps} t=${t} />
+    <h3>Inbox</h3>
+    <${Inbox} t=${t} />
   </section>`;
 }
 
@@ -203,6 +205,7 @@ function Subscriptions({ subs }) {
           <div class="small muted mono wrap-any">${s.arn}</div></th>
         <td>
           ${s.pending ? html`<span class="badge warn">pending confirmation</span> ` : null}
+          ${s.pending && s.token ? html`<div class="small">token <span class="mono wrap-any" data-testid="subscription-token">${s.token}</span></div>` : null}
           ${s.raw ? html`<span class="badge">raw</span>` : html`<span class="badge">SNS envelope</span>`}
           ${dlq ? html`<div class="small">dead letters → <${Endpoint} protocol="sqs" endpoint=${dlq} /></div>` : null}
         </td>
@@ -240,7 +243,8 @@ function Steps({ t }) {
       return html`<tr key=${`${base}|${n}`} data-testid="step" data-kind=${s.kind} data-message-id=${s.message_id}>
         <td><span class=${`badge ${STEP_CLASS[s.kind] || ''}`}>${STEP_LABEL[s.kind] || s.kind}</span></td>
         <td class="small nowrap">${fmtTime(s.at_ms)}</td>
-        <td class="small" data-label="Subscription"><${Endpoint} protocol=${s.endpoint && s.endpoint.startsWith('arn:aws:sqs:') ? 'sqs' : ''} endpoint=${s.endpoint} /></td>
+        <td class="small" data-label="Subscription"><${Endpoint} protocol=${s.protocol || (s.endpoint && s.endpoint.startsWith('arn:aws:sqs:') ? 'sqs' : '')} endpoint=${s.endpoint} />
+          ${s.protocol && s.protocol !== 'sqs' ? html`<div class="muted">${s.protocol}</div>` : null}</td>
         <td class="small" data-label="Message">
           <span class="mono" title="SNS message ID">${s.message_id}</span>
           ${s.delivered_as ? html`<div>as <a href=${messageHref(s.delivered_as)} data-testid="delivered-link"
@@ -249,6 +253,30 @@ function Steps({ t }) {
         <td class="small" data-testid="step-detail" data-label="Detail">${s.detail || html`<span class="muted">—</span>`}</td>
       </tr>`;
     })}</tbody>
+  </table></div>`;
+}
+
+/**
+ * What the topic's e-mail, SMS, push, Lambda and Firehose subscriptions
+ * were sent: recorded by the server, never sent (newest first).
+ */
+function Inbox({ t }) {
+  const inbox = t.inbox || [];
+  if (inbox.length === 0) {
+    return html`<p class="muted" data-testid="inbox-empty">Nothing sent to e-mail, SMS, mobile push, Lambda or Firehose subscriptions of ${t.name} yet.</p>`;
+  }
+  return html`<div class="table-wrap"><table class="inbox" data-testid="inbox">
+    <caption class="sr-only">What the subscriptions of ${t.name} that Retsu does not reach were sent, newest first</caption>
+    <thead><tr>
+      <th scope="col">Protocol</th><th scope="col">Endpoint</th><th scope="col">Time</th><th scope="col">Payload</th>
+    </tr></thead>
+    <tbody>${inbox.map((r) => html`<tr key=${r.id} data-testid="inbox-record" data-protocol=${r.protocol}>
+      <td>${r.protocol}</td>
+      <th scope="row" class="small"><span class="mono wrap-any">${r.endpoint}</span>
+        ${r.subject ? html`<div class="muted">${r.subject}</div>` : null}</th>
+      <td class="small nowrap">${fmtTime(r.at_ms)}</td>
+      <td data-label="Payload"><pre class="policy" data-testid="inbox-payload">${pretty(r.payload)}</pre></td>
+    </tr>`)}</tbody>
   </table></div>`;
 }
 

@@ -113,8 +113,11 @@ pub struct TopicEvent {
     pub message_id: Arc<str>,
     pub kind: TopicEventKind,
     pub subscription_arn: Option<Arc<str>>,
-    /// The queue ARN or URL delivered to.
+    /// The queue ARN or URL delivered to (or the phone number, address,
+    /// endpoint ARN of a recorded delivery).
     pub endpoint: Option<Arc<str>>,
+    /// The subscription's protocol (`sqs`, `https`, `email`, `sms`, …).
+    pub protocol: Option<&'static str>,
     /// The SQS message a delivery made.
     pub delivered_as: Option<Uuid>,
     /// Why: the filter's mismatch, the delivery's failure.

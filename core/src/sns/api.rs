@@ -19,11 +19,19 @@ macro_rules! sns_actions_with {
         $m! {
             AddPermission => AddPermissionRequest, Empty;
             ConfirmSubscription => ConfirmSubscriptionRequest, SubscriptionArnResult;
+            CreatePlatformApplication => CreatePlatformApplicationRequest, PlatformApplicationArnResult;
+            CreatePlatformEndpoint => CreatePlatformEndpointRequest, EndpointArnResult;
             CreateTopic => CreateTopicRequest, TopicArnResult;
+            DeleteEndpoint => DeleteEndpointRequest, Empty;
+            DeletePlatformApplication => DeletePlatformApplicationRequest, Empty;
             DeleteTopic => DeleteTopicRequest, Empty;
             GetDataProtectionPolicy => GetDataProtectionPolicyRequest, DataProtectionPolicyResult;
+            GetEndpointAttributes => GetEndpointAttributesRequest, AttributesResult;
+            GetPlatformApplicationAttributes => GetPlatformApplicationAttributesRequest, AttributesResult;
             GetSubscriptionAttributes => GetSubscriptionAttributesRequest, AttributesResult;
             GetTopicAttributes => GetTopicAttributesRequest, AttributesResult;
+            ListEndpointsByPlatformApplication => ListEndpointsByPlatformApplicationRequest, ListEndpointsResult;
+            ListPlatformApplications => ListPlatformApplicationsRequest, ListPlatformApplicationsResult;
             ListSubscriptions => ListSubscriptionsRequest, ListSubscriptionsResult;
             ListSubscriptionsByTopic => ListSubscriptionsByTopicRequest, ListSubscriptionsResult;
             ListTagsForResource => ListTagsForResourceRequest, ListTagsResult;
@@ -32,6 +40,8 @@ macro_rules! sns_actions_with {
             PublishBatch => PublishBatchRequest, PublishBatchResult;
             PutDataProtectionPolicy => PutDataProtectionPolicyRequest, Empty;
             RemovePermission => RemovePermissionRequest, Empty;
+            SetEndpointAttributes => SetEndpointAttributesRequest, Empty;
+            SetPlatformApplicationAttributes => SetPlatformApplicationAttributesRequest, Empty;
             SetSubscriptionAttributes => SetSubscriptionAttributesRequest, Empty;
             SetTopicAttributes => SetTopicAttributesRequest, Empty;
             Subscribe => SubscribeRequest, SubscriptionArnResult;
@@ -395,4 +405,116 @@ pub struct ListTagsForResourceRequest {
 #[serde(rename_all = "PascalCase")]
 pub struct ListTagsResult {
     pub tags: Vec<Tag>,
+}
+
+// ---------------------------------------------------------------- platform applications
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct CreatePlatformApplicationRequest {
+    pub name: Option<String>,
+    pub platform: Option<String>,
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PlatformApplicationArnResult {
+    pub platform_application_arn: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct GetPlatformApplicationAttributesRequest {
+    pub platform_application_arn: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct SetPlatformApplicationAttributesRequest {
+    pub platform_application_arn: Option<String>,
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DeletePlatformApplicationRequest {
+    pub platform_application_arn: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ListPlatformApplicationsRequest {
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PlatformApplicationEntry {
+    pub platform_application_arn: String,
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListPlatformApplicationsResult {
+    pub platform_applications: Vec<PlatformApplicationEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct CreatePlatformEndpointRequest {
+    pub platform_application_arn: Option<String>,
+    pub token: Option<String>,
+    pub custom_user_data: Option<String>,
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EndpointArnResult {
+    pub endpoint_arn: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct GetEndpointAttributesRequest {
+    pub endpoint_arn: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct SetEndpointAttributesRequest {
+    pub endpoint_arn: Option<String>,
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DeleteEndpointRequest {
+    pub endpoint_arn: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ListEndpointsByPlatformApplicationRequest {
+    pub platform_application_arn: Option<String>,
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct EndpointEntry {
+    pub endpoint_arn: String,
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListEndpointsResult {
+    pub endpoints: Vec<EndpointEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
 }

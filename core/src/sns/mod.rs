@@ -5,6 +5,8 @@
 //! - [`actions`]: one unit per action or family, as the SQS ones are;
 //! - [`model`]: topics and subscriptions and the ARNs naming them;
 //! - [`envelope`]: the JSON notification and what of it is signed;
+//! - [`payload`]: what the protocols Retsu does not reach would be sent;
+//! - [`inbox`]: where those payloads are kept instead of being sent;
 //! - [`error`]: SNS's error codes and wording.
 //!
 //! A delivery to a queue is an SQS send through [`Engine::deliver`], the
@@ -26,18 +28,23 @@ pub mod api;
 pub mod envelope;
 pub mod error;
 pub mod http;
+pub mod inbox;
 pub mod model;
+pub mod payload;
 
 use api::{SnsRequest, SnsResponse};
 use envelope::Signer;
 use error::SnsError;
-use model::Topic;
+use model::{PlatformApplication, Topic};
 
 /// The SNS service: its topics, and the engine its queues live in.
 pub struct Sns {
     engine: Arc<Engine>,
     signer: Arc<dyn Signer>,
     state: parking_lot::Mutex<State>,
+    /// What was sent to endpoints Retsu does not reach (see [`inbox`]);
+    /// taken after `state` when both are held.
+    inbox: parking_lot::Mutex<inbox::Inbox>,
     /// Makes the POSTs to HTTP subscribers (set by the server).
     http: std::sync::OnceLock<Arc<dyn http::HttpSender>>,
     /// Decides duplicates and delays of deliveries into queues (set by
@@ -72,6 +79,38 @@ pub struct State {
     /// HTTP subscriptions unsubscribed, by the token of their
     /// UnsubscribeConfirmation: confirming it restores them.
     pub unsubscribed: HashMap<String, model::Subscription>,
+    /// Platform applications by ARN, their endpoints inside.
+    pub applications: BTreeMap<String, PlatformApplication>,
+}
+
+/// What the journal keeps of SNS: topics and platform applications.
+#[derive(serde::Deserialize)]
+struct Saved {
+    topics: Vec<Topic>,
+    #[serde(default)]
+    platform_applications: Vec<PlatformApplication>,
+}
+
+impl Saved {
+    /// What [`Sns::snapshot`] wrote; older data directories kept the
+    /// topics alone, as a list.
+    fn read(saved: serde_json::Value) -> Option<Saved> {
+        if saved.is_array() {
+            let topics = serde_json::from_value(saved).ok()?;
+            return Some(Saved {
+                topics,
+                platform_applications: Vec::new(),
+            });
+        }
+        serde_json::from_value(saved).ok()
+    }
+}
+
+/// [`Saved`] as written: borrowed, since every change writes it.
+#[derive(serde::Serialize)]
+struct Saving<'a> {
+    topics: Vec<&'a Topic>,
+    platform_applications: Vec<&'a PlatformApplication>,
 }
 
 impl Sns {
@@ -83,6 +122,7 @@ impl Sns {
             engine: engine.clone(),
             signer,
             state: parking_lot::Mutex::new(State::default()),
+            inbox: parking_lot::Mutex::new(inbox::Inbox::default()),
             http: std::sync::OnceLock::new(),
             shaper: std::sync::OnceLock::new(),
         });
@@ -94,22 +134,32 @@ impl Sns {
         sns
     }
 
-    /// The topics and subscriptions as plain data (deduplication windows
-    /// and pending unsubscribe tokens are not kept).
+    /// The topics, subscriptions and platform applications as plain data
+    /// (deduplication windows and pending unsubscribe tokens are not kept).
     fn snapshot(&self) -> serde_json::Value {
         let state = self.lock();
-        let topics: Vec<&Topic> = state.topics.values().collect();
-        serde_json::to_value(topics).unwrap_or_default()
+        let saved = Saving {
+            topics: state.topics.values().collect(),
+            platform_applications: state.applications.values().collect(),
+        };
+        serde_json::to_value(saved).unwrap_or_default()
     }
 
     /// Puts back what [`snapshot`](Self::snapshot) gave, compiling each
     /// filter policy again.
     fn restore(&self, saved: serde_json::Value) {
-        let Ok(topics) = serde_json::from_value::<Vec<Topic>>(saved) else {
+        let Some(Saved {
+            topics,
+            platform_applications,
+        }) = Saved::read(saved)
+        else {
             tracing::warn!("the saved SNS topics could not be read; starting without them");
             return;
         };
         let mut state = self.lock();
+        for app in platform_applications {
+            state.applications.insert(app.arn.clone(), app);
+        }
         for mut topic in topics {
             for sub in &mut topic.subscriptions {
                 sub.recompile();
@@ -191,11 +241,72 @@ impl Sns {
         let mut state = self.lock();
         let n = state.topics.len();
         *state = State::default();
+        self.inbox.lock().clear();
         n
+    }
+
+    /// Keeps what would have been sent to an endpoint Retsu does not reach.
+    pub(crate) fn record(&self, record: inbox::Record) {
+        self.inbox.lock().push(record);
+    }
+
+    /// The inbox's records `filter` means, oldest first.
+    pub fn inbox(&self, filter: &inbox::Filter<'_>) -> Vec<inbox::Record> {
+        self.inbox.lock().read(filter)
+    }
+
+    /// The newest `per_topic` inbox records of each topic, newest first.
+    pub fn recent_inbox(&self, per_topic: usize) -> HashMap<String, Vec<inbox::Record>> {
+        self.inbox.lock().recent_by_topic(per_topic)
+    }
+
+    /// Forgets the inbox's records `filter` means; how many there were.
+    pub fn clear_inbox(&self, filter: &inbox::Filter<'_>) -> usize {
+        self.inbox.lock().delete(filter)
+    }
+
+    /// The confirmation token of a subscription, while it has one: what
+    /// the confirmation message carried (LocalStack's
+    /// `/_aws/sns/subscription-tokens`). `None` when there is no such
+    /// subscription or it never needed confirming.
+    pub fn subscription_token(&self, subscription_arn: &str) -> Option<Option<String>> {
+        let state = self.lock();
+        let topic = state.subscription_topics.get(subscription_arn)?;
+        let sub = state.topics[topic]
+            .subscriptions
+            .iter()
+            .find(|s| s.arn == subscription_arn)?;
+        Some(sub.token.clone())
+    }
+
+    /// A read-only view of every platform application, for the admin API.
+    pub fn platform_applications(&self) -> Vec<PlatformApplication> {
+        self.lock().applications.values().cloned().collect()
     }
 
     /// A read-only view of every topic, for the admin API and the CLI.
     pub fn topics(&self) -> Vec<Topic> {
         self.lock().topics.values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_state_reads_in_both_shapes() {
+        let topic = Topic::new("us-east-1", "000000000000", "t", false);
+        let old = serde_json::to_value(vec![&topic]).unwrap();
+        let read = Saved::read(old).unwrap();
+        assert_eq!(read.topics[0].arn, topic.arn);
+        assert!(read.platform_applications.is_empty());
+        let now = serde_json::to_value(Saving {
+            topics: vec![&topic],
+            platform_applications: Vec::new(),
+        })
+        .unwrap();
+        assert_eq!(Saved::read(now).unwrap().topics.len(), 1);
+        assert!(Saved::read(serde_json::json!("junk")).is_none());
     }
 }

@@ -337,3 +337,74 @@ impl Subscription {
 
 /// An HTTP subscription's `EffectiveDeliveryPolicy` by default.
 pub const DEFAULT_SUBSCRIPTION_DELIVERY_POLICY: &str = r#"{"healthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,"numMaxDelayRetries":0,"numNoDelayRetries":0,"numMinDelayRetries":0,"backoffFunction":"linear"},"sicklyRetryPolicy":null,"throttlePolicy":null,"guaranteed":false}"#;
+
+/// A platform application (CreatePlatformApplication): what an
+/// `application` subscription's endpoints belong to. Its credentials are
+/// kept as given and never used: nothing is pushed to a device.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlatformApplication {
+    pub arn: String,
+    pub region: String,
+    pub account: String,
+    pub name: String,
+    /// `GCM`, `APNS`, `APNS_SANDBOX`, `ADM`, `BAIDU`, `MPNS` or `WNS`.
+    pub platform: String,
+    pub attributes: BTreeMap<String, String>,
+    /// Its endpoints by ARN.
+    pub endpoints: BTreeMap<String, PlatformEndpoint>,
+}
+
+/// Attributes AWS takes but never shows again (secrets).
+const HIDDEN_APPLICATION_ATTRIBUTES: &[&str] = &["PlatformCredential", "PlatformPrincipal"];
+
+impl PlatformApplication {
+    /// Every attribute as GetPlatformApplicationAttributes answers it.
+    pub fn all_attributes(&self) -> BTreeMap<String, String> {
+        let mut out: BTreeMap<String, String> = self
+            .attributes
+            .iter()
+            .filter(|(k, _)| !HIDDEN_APPLICATION_ATTRIBUTES.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        out.entry("Enabled".into()).or_insert_with(|| "true".into());
+        out
+    }
+}
+
+/// One device of a platform application (CreatePlatformEndpoint).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlatformEndpoint {
+    pub arn: String,
+    /// `Token`, `Enabled`, `CustomUserData` as GetEndpointAttributes shows them.
+    pub attributes: BTreeMap<String, String>,
+}
+
+impl PlatformEndpoint {
+    pub fn enabled(&self) -> bool {
+        self.attributes
+            .get("Enabled")
+            .is_none_or(|v| v.eq_ignore_ascii_case("true"))
+    }
+}
+
+/// The platform an endpoint ARN names
+/// (`arn:aws:sns:<region>:<account>:endpoint/<platform>/<app>/<id>`).
+pub fn endpoint_platform(endpoint_arn: &str) -> Option<&str> {
+    let resource = endpoint_arn.splitn(6, ':').nth(5)?;
+    let mut parts = resource.split('/');
+    (parts.next()? == "endpoint").then_some(())?;
+    let platform = parts.next()?;
+    let app = parts.next()?;
+    let id = parts.next()?;
+    (!platform.is_empty() && !app.is_empty() && !id.is_empty() && parts.next().is_none())
+        .then_some(platform)
+}
+
+/// The application ARN an endpoint ARN belongs to.
+pub fn endpoint_application(endpoint_arn: &str) -> Option<String> {
+    endpoint_platform(endpoint_arn)?;
+    let (head, resource) = endpoint_arn.rsplit_once(':')?;
+    let mut parts = resource.split('/');
+    let (_, platform, app) = (parts.next()?, parts.next()?, parts.next()?);
+    Some(format!("{head}:app/{platform}/{app}"))
+}

@@ -778,9 +778,13 @@ fn encode_empty_result() {
     // Every other action without output has no Result element at all.
     let empties = [
         SnsAction::AddPermission,
+        SnsAction::DeleteEndpoint,
+        SnsAction::DeletePlatformApplication,
         SnsAction::DeleteTopic,
         SnsAction::PutDataProtectionPolicy,
         SnsAction::RemovePermission,
+        SnsAction::SetEndpointAttributes,
+        SnsAction::SetPlatformApplicationAttributes,
         SnsAction::SetSubscriptionAttributes,
         SnsAction::SetTopicAttributes,
         SnsAction::Unsubscribe,

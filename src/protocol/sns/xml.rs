@@ -51,10 +51,14 @@ const TOPIC_ARN: &[Field] = &[text("TopicArn")];
 
 const SUBSCRIPTION_ARN: &[Field] = &[text("SubscriptionArn")];
 
-const ATTRIBUTES: &[Field] = &[Field {
-    name: "Attributes",
-    kind: Kind::Map,
-}];
+const fn map(name: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Map,
+    }
+}
+
+const ATTRIBUTES: &[Field] = &[map("Attributes")];
 
 const LIST_TOPICS: &[Field] = &[
     struct_list("Topics", &[text("TopicArn")]),
@@ -97,6 +101,23 @@ const PUBLISH_BATCH: &[Field] = &[
 
 const DATA_PROTECTION_POLICY: &[Field] = &[text("DataProtectionPolicy")];
 
+const PLATFORM_APPLICATION_ARN: &[Field] = &[text("PlatformApplicationArn")];
+
+const ENDPOINT_ARN: &[Field] = &[text("EndpointArn")];
+
+const LIST_PLATFORM_APPLICATIONS: &[Field] = &[
+    struct_list(
+        "PlatformApplications",
+        &[text("PlatformApplicationArn"), map("Attributes")],
+    ),
+    text("NextToken"),
+];
+
+const LIST_ENDPOINTS: &[Field] = &[
+    struct_list("Endpoints", &[text("EndpointArn"), map("Attributes")]),
+    text("NextToken"),
+];
+
 /// The members of `<{Op}Result>`, or `None` for actions without output
 /// (their response has no Result element at all). TagResource and
 /// UntagResource have an output shape with no members: an empty
@@ -106,7 +127,14 @@ fn result_shape(action: SnsAction) -> Option<&'static [Field]> {
     Some(match action {
         CreateTopic => TOPIC_ARN,
         Subscribe | ConfirmSubscription => SUBSCRIPTION_ARN,
-        GetTopicAttributes | GetSubscriptionAttributes => ATTRIBUTES,
+        GetTopicAttributes
+        | GetSubscriptionAttributes
+        | GetPlatformApplicationAttributes
+        | GetEndpointAttributes => ATTRIBUTES,
+        CreatePlatformApplication => PLATFORM_APPLICATION_ARN,
+        CreatePlatformEndpoint => ENDPOINT_ARN,
+        ListPlatformApplications => LIST_PLATFORM_APPLICATIONS,
+        ListEndpointsByPlatformApplication => LIST_ENDPOINTS,
         ListTopics => LIST_TOPICS,
         ListSubscriptions | ListSubscriptionsByTopic => LIST_SUBSCRIPTIONS,
         ListTagsForResource => LIST_TAGS,
@@ -115,6 +143,10 @@ fn result_shape(action: SnsAction) -> Option<&'static [Field]> {
         GetDataProtectionPolicy => DATA_PROTECTION_POLICY,
         TagResource | UntagResource => &[],
         AddPermission
+        | DeleteEndpoint
+        | DeletePlatformApplication
+        | SetEndpointAttributes
+        | SetPlatformApplicationAttributes
         | DeleteTopic
         | PutDataProtectionPolicy
         | RemovePermission

@@ -12,8 +12,9 @@ use crate::api::RequestContext;
 
 mod data_protection;
 mod permissions;
+mod platform;
 mod publish;
-mod subscriptions;
+pub(crate) mod subscriptions;
 mod tags;
 mod topics;
 

@@ -18,8 +18,19 @@ use crate::engine::events::{TopicEvent, TopicEventKind};
 use crate::engine::TopicDelivery;
 use crate::filter_policy::{Attribute, Scope};
 use crate::sns::envelope::{self, EnvelopeKind, Notification, SignatureVersion};
-use crate::sns::model::{Subscription, Topic, DEDUP_WINDOW_MS};
+use crate::sns::inbox::Record;
+use crate::sns::model::{
+    endpoint_application, endpoint_platform, PlatformApplication, Subscription, Topic,
+    DEDUP_WINDOW_MS,
+};
+use crate::sns::payload::{self, protocol_name};
 use crate::sns::DeliveryShape;
+
+mod recorded;
+use recorded::{application_payload, publish_direct, record, target, Direct};
+
+/// The platform applications by ARN, as SNS's state keeps them.
+type Applications = BTreeMap<String, PlatformApplication>;
 
 /// Raw delivery to SQS carries at most this many attributes.
 const MAX_RAW_ATTRIBUTES: usize = 10;
@@ -37,6 +48,10 @@ struct Entry {
 /// An entry once checked: the text per protocol and the ids it goes with.
 struct Checked {
     message: String,
+    /// With `MessageStructure=json`, the `Message` parameter as given (the
+    /// whole JSON); without, it is `message`.
+    published: Option<String>,
+    structure: Option<String>,
     /// `MessageStructure=json`: the per-protocol strings.
     per_protocol: Option<serde_json::Map<String, serde_json::Value>>,
     subject: Option<String>,
@@ -226,6 +241,8 @@ fn check(topic: &Topic, entry: Entry, path: &str) -> Result<Checked, SnsError> {
         .and_then(|d| d.as_str())
         .map(String::from);
     Ok(Checked {
+        published: per_protocol.is_some().then(|| message.clone()),
+        structure: entry.structure,
         message: per_protocol_message.unwrap_or(message),
         per_protocol,
         subject: entry.subject,
@@ -303,6 +320,7 @@ impl<'a> Published<'a> {
             kind,
             subscription_arn: None,
             endpoint: None,
+            protocol: None,
             delivered_as: None,
             reason: None,
         }
@@ -316,6 +334,7 @@ impl<'a> Published<'a> {
 fn publish(
     sns: &Sns,
     ctx: &RequestContext,
+    apps: &Applications,
     topic: &mut Topic,
     checked: &Checked,
 ) -> (String, Option<String>, Fanout) {
@@ -337,12 +356,12 @@ fn publish(
             (message_id.clone(), seq.clone(), now + DEDUP_WINDOW_MS),
         );
         let published = Published::new(topic, checked, message_id.clone(), Some(seq.clone()), now);
-        let fanout = plan(sns, ctx, topic, &published);
+        let fanout = plan(sns, ctx, apps, topic, &published);
         return (message_id, Some(seq), fanout);
     }
     let message_id = uuid::Uuid::new_v4().to_string();
     let published = Published::new(topic, checked, message_id.clone(), None, now);
-    let fanout = plan(sns, ctx, topic, &published);
+    let fanout = plan(sns, ctx, apps, topic, &published);
     (message_id, None, fanout)
 }
 
@@ -406,19 +425,26 @@ fn finish(
 }
 
 /// Decides what `published` does at each subscription of `topic`.
-fn plan(sns: &Sns, ctx: &RequestContext, topic: &Topic, published: &Published<'_>) -> Fanout {
+fn plan(
+    sns: &Sns,
+    ctx: &RequestContext,
+    apps: &Applications,
+    topic: &Topic,
+    published: &Published<'_>,
+) -> Fanout {
     let now = sns.engine().now();
     let mut fanout = Fanout {
         events: vec![published.event(TopicEventKind::Published, now)],
         sends: Vec::new(),
     };
-    plan_each(sns, ctx, topic, published, &mut fanout);
+    plan_each(sns, ctx, apps, topic, published, &mut fanout);
     fanout
 }
 
 fn plan_each(
     sns: &Sns,
     ctx: &RequestContext,
+    apps: &Applications,
     topic: &Topic,
     published: &Published<'_>,
     fanout: &mut Fanout,
@@ -433,6 +459,7 @@ fn plan_each(
             let mut e = published.event(kind, now);
             e.subscription_arn = Some(arn.clone());
             e.endpoint = Some(endpoint.clone());
+            e.protocol = protocol_name(&sub.protocol);
             e
         };
         let text = published.checked.text_for(&sub.protocol);
@@ -461,52 +488,91 @@ fn plan_each(
                 continue;
             }
         }
-        let body = if sub.raw() {
-            text.to_string()
-        } else {
-            let signature = (!topic.fifo).then(|| {
-                let signed = match signatures.iter().find(|(t, _)| t == text) {
-                    Some((_, s)) => s.clone(),
-                    None => {
-                        let s = sign_notification(sns, topic, published, text);
-                        signatures.push((text.to_string(), s.clone()));
-                        s
-                    }
-                };
-                (
-                    signature_version(topic),
-                    signed,
-                    format!(
-                        "{}/_retsu/sns/{}",
-                        ctx.base_url,
-                        sns.signer().certificate_file_name()
-                    ),
-                )
-            });
-            envelope::notification_json(&Notification {
-                message_id: &published.message_id,
-                sequence_number: published.sequence_number.as_deref(),
-                topic_arn: &topic.arn,
-                subject: published.checked.subject.as_deref(),
-                message: text,
-                timestamp: published.timestamp(),
-                signature: signature
-                    .as_ref()
-                    .map(|(v, s, u)| (*v, s.as_str(), u.as_str())),
-                unsubscribe_url: &format!(
-                    "{}/?Action=Unsubscribe&SubscriptionArn={}",
-                    ctx.base_url, sub.arn
-                ),
-                attributes: &published.checked.attributes,
-            })
+        // Raw delivery is for queues, HTTP endpoints and Firehose only.
+        let raw =
+            sub.raw() && matches!(sub.protocol.as_str(), "sqs" | "http" | "https" | "firehose");
+        // Signing is a publish's dearest step: only what carries the
+        // envelope's fields (Lambda's event holds them too) is signed.
+        let enveloped = match sub.protocol.as_str() {
+            "email-json" | "lambda" => true,
+            "email" | "sms" | "application" => false,
+            _ => !raw,
         };
-        if sub.protocol == "sqs" {
-            let step = step(TopicEventKind::Delivered);
-            fanout
-                .sends
-                .push(queue_send(sns, ctx, topic, sub, published, body, step));
+        let signature = (enveloped && !topic.fifo).then(|| {
+            let signed = match signatures.iter().find(|(t, _)| t == text) {
+                Some((_, s)) => s.clone(),
+                None => {
+                    let s = sign_notification(sns, topic, published, text);
+                    signatures.push((text.to_string(), s.clone()));
+                    s
+                }
+            };
+            (
+                signature_version(topic),
+                signed,
+                format!(
+                    "{}/_retsu/sns/{}",
+                    ctx.base_url,
+                    sns.signer().certificate_file_name()
+                ),
+            )
+        });
+        let unsubscribe_url = if enveloped {
+            format!(
+                "{}/?Action=Unsubscribe&SubscriptionArn={}",
+                ctx.base_url, sub.arn
+            )
         } else {
-            post(sns, ctx, topic, sub, published, body);
+            String::new()
+        };
+        let notification = Notification {
+            message_id: &published.message_id,
+            sequence_number: published.sequence_number.as_deref(),
+            topic_arn: &topic.arn,
+            subject: published.checked.subject.as_deref(),
+            message: text,
+            timestamp: published.timestamp(),
+            signature: signature
+                .as_ref()
+                .map(|(v, s, u)| (*v, s.as_str(), u.as_str())),
+            unsubscribe_url: &unsubscribe_url,
+            attributes: &published.checked.attributes,
+        };
+        let body = || {
+            if raw {
+                text.to_string()
+            } else {
+                envelope::notification_json(&notification)
+            }
+        };
+        match sub.protocol.as_str() {
+            "sqs" => {
+                let step = step(TopicEventKind::Delivered);
+                fanout
+                    .sends
+                    .push(queue_send(sns, ctx, topic, sub, published, body(), step));
+            }
+            "http" | "https" => post(sns, ctx, topic, sub, published, body()),
+            protocol => {
+                let payload = match protocol {
+                    "email-json" | "firehose" => Ok(body()),
+                    "lambda" => Ok(payload::lambda_event(&sub.arn, &notification)),
+                    "application" => application_payload(apps, &sub.endpoint, published),
+                    // email, sms: the text itself.
+                    _ => Ok(text.to_string()),
+                };
+                match payload {
+                    Ok(payload) => {
+                        record(sns, topic, sub, published, payload);
+                        fanout.events.push(step(TopicEventKind::Delivered));
+                    }
+                    Err(why) => {
+                        let mut e = step(TopicEventKind::DeliveryFailed);
+                        e.reason = Some(why);
+                        fanout.events.push(e);
+                    }
+                }
+            }
         }
     }
 }
@@ -731,28 +797,10 @@ impl QueueSend {
     }
 }
 
-/// The topic a Publish names, by `TopicArn` or `TargetArn`.
-fn target(
-    ctx: &RequestContext,
-    topic_arn: &Option<String>,
-    target_arn: &Option<String>,
-    phone_number: &Option<String>,
-) -> Result<String, SnsError> {
-    if phone_number.is_some() {
-        return Err(SnsError::invalid_parameter(
-            "PhoneNumber Reason: Retsu does not deliver SMS messages",
-        ));
-    }
-    match (topic_arn, target_arn) {
-        (Some(_), _) => topic_key(ctx, "TopicArn", topic_arn),
-        (None, Some(t)) if t.contains(":endpoint/") => Err(SnsError::invalid_parameter(
-            "TargetArn Reason: Retsu does not deliver mobile push notifications",
-        )),
-        (None, Some(_)) => topic_key(ctx, "TargetArn", target_arn),
-        (None, None) => Err(SnsError::invalid_parameter(
-            "TopicArn or TargetArn Reason: no value for required parameter",
-        )),
-    }
+/// What a Publish is sent to.
+enum Target {
+    Topic(String),
+    Direct(Direct),
 }
 
 impl SnsUnit for PublishRequest {
@@ -760,7 +808,7 @@ impl SnsUnit for PublishRequest {
     const CHANGES_STATE: bool = false;
 
     fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<PublishResult, SnsError> {
-        let arn = target(ctx, &self.topic_arn, &self.target_arn, &self.phone_number)?;
+        let target = target(ctx, &self)?;
         let entry = Entry {
             message: self.message,
             subject: self.subject,
@@ -769,10 +817,20 @@ impl SnsUnit for PublishRequest {
             dedup_id: self.message_deduplication_id,
             group_id: self.message_group_id,
         };
+        let arn = match target {
+            Target::Topic(arn) => arn,
+            Target::Direct(direct) => return publish_direct(sns, ctx, direct, entry),
+        };
         let mut state = sns.lock();
-        let topic = topic_mut(&mut state, &arn)?;
+        let crate::sns::State {
+            topics,
+            applications,
+            ..
+        } = &mut *state;
+        let topic = topics.get_mut(&arn).ok_or_else(SnsError::topic_not_found)?;
         let checked = check(topic, entry, "messageAttributes")?;
-        let (message_id, sequence_number, fanout) = publish(sns, ctx, topic, &checked);
+        let (message_id, sequence_number, fanout) =
+            publish(sns, ctx, applications, topic, &checked);
         finish(sns, state, &arn, vec![fanout]);
         Ok(PublishResult {
             message_id,
@@ -837,7 +895,12 @@ impl SnsUnit for PublishBatchRequest {
         let entries = self.publish_batch_request_entries.unwrap_or_default();
         check_batch_ids(&entries)?;
         let mut state = sns.lock();
-        let topic = topic_mut(&mut state, &arn)?;
+        let crate::sns::State {
+            topics,
+            applications,
+            ..
+        } = &mut *state;
+        let topic = topics.get_mut(&arn).ok_or_else(SnsError::topic_not_found)?;
         let total: usize = entries
             .iter()
             .map(|e| size_of(e.message.as_deref().unwrap_or(""), &e.message_attributes))
@@ -871,7 +934,8 @@ impl SnsUnit for PublishBatchRequest {
         let successful = checked
             .iter()
             .map(|(id, c)| {
-                let (message_id, sequence_number, fanout) = publish(sns, ctx, topic, c);
+                let (message_id, sequence_number, fanout) =
+                    publish(sns, ctx, applications, topic, c);
                 fanouts.push(fanout);
                 PublishBatchResultEntry {
                     id: id.clone(),

@@ -10,6 +10,7 @@ use crate::engine::TopicDelivery;
 use crate::filter_policy::{FilterPolicy, Scope};
 use crate::sns::envelope::{self, Confirmation, EnvelopeKind};
 use crate::sns::http::HttpDelivery;
+use crate::sns::inbox::Record;
 use crate::sns::model::{Subscription, Topic};
 
 /// Sends a subscription's confirmation (or, unsubscribing, its
@@ -71,6 +72,42 @@ fn send_confirmation(
         timestamp: &timestamp,
         signature: (version, &signature, &cert_url),
     });
+    let email = match sub.protocol.as_str() {
+        "email" => Some("email"),
+        "email-json" => Some("email-json"),
+        _ => None,
+    };
+    if let Some(protocol) = email {
+        // An e-mail address gets the confirmation as a mail (its text, or
+        // the JSON document for email-json); the inbox keeps it.
+        let payload = if protocol == "email" {
+            format!("{message}\n\n{subscribe_url}")
+        } else {
+            body
+        };
+        sns.record(Record {
+            id: 0,
+            at_ms: sns.engine().now(),
+            protocol,
+            endpoint: sub.endpoint.clone(),
+            region: topic.region.clone(),
+            account: topic.account.clone(),
+            topic_arn: Some(topic.arn.clone()),
+            subscription_arn: Some(sub.arn.clone()),
+            message_id,
+            message,
+            message_structure: None,
+            subject: Some(match kind {
+                EnvelopeKind::UnsubscribeConfirmation => {
+                    "AWS Notification - Unsubscribe Confirmation".into()
+                }
+                _ => "AWS Notification - Subscription Confirmation".into(),
+            }),
+            attributes: BTreeMap::new(),
+            payload,
+        });
+        return;
+    }
     if sub.protocol == "sqs" {
         let delivery = TopicDelivery {
             body,
@@ -106,15 +143,91 @@ fn send_confirmation(
     });
 }
 
-/// Protocols SNS has that Retsu does not deliver to.
-const NOT_DELIVERED: &[(&str, &str)] = &[
-    ("email", "email"),
-    ("email-json", "email"),
-    ("sms", "SMS"),
-    ("application", "mobile push"),
-    ("lambda", "Lambda"),
-    ("firehose", "Firehose"),
-];
+/// Whether `endpoint` is a phone number SNS takes: E.164 (`+` and up
+/// to 15 digits, the first not 0), single `-`, `.` or `/` between digits
+/// tolerated. AWS does not document its exact rule; this is the one the
+/// emulators that compared themselves with it (moto, LocalStack) apply.
+pub(crate) fn phone_number(endpoint: &str) -> bool {
+    let digits_part = endpoint.strip_prefix('+').unwrap_or(endpoint);
+    let separator = |c: char| matches!(c, '-' | '.' | '/');
+    let mut previous_separator = true;
+    for c in digits_part.chars() {
+        match c {
+            '0'..='9' => previous_separator = false,
+            c if separator(c) && !previous_separator => previous_separator = true,
+            _ => return false,
+        }
+    }
+    let digits: String = digits_part.chars().filter(char::is_ascii_digit).collect();
+    !previous_separator && (2..=15).contains(&digits.len()) && !digits.starts_with('0')
+}
+
+/// Whether `endpoint` looks like an e-mail address as SNS checks one: one
+/// `@` with text on both sides and no spaces.
+fn email_address(endpoint: &str) -> bool {
+    let mut halves = endpoint.split('@');
+    match (halves.next(), halves.next(), halves.next()) {
+        (Some(local), Some(domain), None) => {
+            !local.is_empty()
+                && !domain.is_empty()
+                && !endpoint
+                    .chars()
+                    .any(|c| c.is_whitespace() || c == ',' || c == ';')
+        }
+        _ => false,
+    }
+}
+
+/// Whether `arn` is an ARN of `service` with a resource.
+fn service_arn(arn: &str, service: &str) -> bool {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    parts.len() == 6 && parts[0] == "arn" && parts[2] == service && !parts[5].is_empty()
+}
+
+/// The endpoint checks of Subscribe, per protocol, in AWS's wording.
+fn check_endpoint(protocol: &str, endpoint: &str) -> Result<(), SnsError> {
+    let fine = match protocol {
+        "sqs" => sqs_arn(endpoint),
+        "http" | "https" => endpoint.starts_with(&format!("{protocol}://")),
+        "email" | "email-json" => email_address(endpoint),
+        "sms" => phone_number(endpoint),
+        "lambda" => service_arn(endpoint, "lambda"),
+        "firehose" => service_arn(endpoint, "firehose"),
+        "application" => crate::sns::model::endpoint_platform(endpoint).is_some(),
+        _ => {
+            return Err(SnsError::invalid_parameter(format!(
+                "Amazon SNS does not support this protocol string: {protocol}"
+            )))
+        }
+    };
+    if fine {
+        return Ok(());
+    }
+    Err(match protocol {
+        "sqs" => SnsError::invalid_parameter("SQS endpoint ARN"),
+        "http" | "https" => {
+            SnsError::invalid_parameter("Endpoint must match the specified protocol")
+        }
+        "email" | "email-json" => SnsError::invalid_parameter("Email address"),
+        "sms" => SnsError::invalid_parameter_text(format!("Invalid SMS endpoint: {endpoint}")),
+        "lambda" => SnsError::invalid_parameter("Lambda endpoint ARN"),
+        "firehose" => SnsError::invalid_parameter("Firehose endpoint ARN"),
+        _ => SnsError::invalid_parameter("Application endpoint arn invalid"),
+    })
+}
+
+/// Whether a new subscription of `protocol` waits for ConfirmSubscription:
+/// HTTP endpoints and e-mail addresses confirm through the message they
+/// are sent, a queue of another account by its owner's call; SMS, Lambda,
+/// Firehose and platform endpoints are the subscriber's own and are
+/// confirmed at once.
+fn needs_confirmation(protocol: &str, endpoint: &str, topic_account: &str) -> bool {
+    match protocol {
+        "sqs" => endpoint.split(':').nth(4).unwrap_or_default() != topic_account,
+        "http" | "https" | "email" | "email-json" => true,
+        _ => false,
+    }
+}
 
 /// The prefix of an attribute error: Subscribe wraps it in `Attributes`.
 fn attribute_error(via_subscribe: bool, detail: impl std::fmt::Display) -> SnsError {
@@ -278,42 +391,27 @@ impl SnsUnit for SubscribeRequest {
     fn run(self, sns: &Sns, ctx: &RequestContext) -> Result<SubscriptionArnResult, SnsError> {
         let arn = topic_key(ctx, "TopicArn", &self.topic_arn)?;
         let protocol = required(&self.protocol, "Protocol")?.to_string();
-        if let Some((_, what)) = NOT_DELIVERED.iter().find(|(p, _)| *p == protocol) {
-            return Err(SnsError::invalid_parameter(format!(
-                "Protocol Reason: Retsu does not deliver {what} notifications (it delivers to sqs, http and https)"
-            )));
-        }
-        if !matches!(protocol.as_str(), "sqs" | "http" | "https") {
-            return Err(SnsError::invalid_parameter(format!(
-                "Amazon SNS does not support this protocol string: {protocol}"
-            )));
-        }
         let endpoint = self.endpoint.clone().unwrap_or_default();
-        match protocol.as_str() {
-            "sqs" if !sqs_arn(&endpoint) => {
-                return Err(SnsError::invalid_parameter("SQS endpoint ARN"))
-            }
-            "http" | "https" if !endpoint.starts_with(&format!("{protocol}://")) => {
-                return Err(SnsError::invalid_parameter(
-                    "Endpoint must match the specified protocol",
-                ))
-            }
-            _ => {}
-        }
         let return_arn = self
             .return_subscription_arn
             .as_deref()
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        // AWS's order: the topic, then the protocol and its endpoint, then
+        // the attributes (filter policy included).
         let mut state = sns.lock();
         let topic = topic_mut(&mut state, &arn)?;
+        check_endpoint(&protocol, &endpoint)?;
         if protocol == "sqs" && endpoint.ends_with(".fifo") && !topic.fifo {
             return Err(SnsError::invalid_parameter(
                 "Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics",
             ));
         }
-        // The queue's account decides whether it confirms by itself.
-        let endpoint_account = endpoint.split(':').nth(4).unwrap_or_default();
-        let pending = protocol != "sqs" || endpoint_account != topic.account;
+        if protocol == "firehose" && !self.attributes.contains_key("SubscriptionRoleArn") {
+            return Err(SnsError::invalid_parameter(
+                "Attributes Reason: SubscriptionRoleArn is required for the firehose protocol",
+            ));
+        }
+        let pending = needs_confirmation(&protocol, &endpoint, &topic.account);
         let mut candidate = Subscription {
             arn: format!("{arn}:{}", uuid::Uuid::new_v4()),
             topic_arn: arn.clone(),
@@ -578,5 +676,67 @@ impl SnsUnit for SetSubscriptionAttributesRequest {
         let fifo = topic.fifo;
         set_attribute(&mut topic.subscriptions[index], fifo, name, &value, false)?;
         Ok(Empty {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phone_numbers_as_sns_takes_them() {
+        for good in [
+            "+15550100",
+            "15550100",
+            "+1-555-0100",
+            "+44.7700.900123",
+            "+1/555/0100",
+        ] {
+            assert!(phone_number(good), "{good}");
+        }
+        for bad in [
+            "",
+            "+",
+            "+0123",
+            "12ab",
+            "+1--5550100",
+            "-15550100",
+            "+15550100.",
+            "/+15550100",
+            "+1234567890123456",
+            "call me",
+        ] {
+            assert!(!phone_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn endpoints_per_protocol() {
+        assert!(check_endpoint("email", "a@example.com").is_ok());
+        for bad in [
+            "nobody",
+            "a@b@c",
+            "@example.com",
+            "a@",
+            "a b@example.com",
+            "a@x;b@y",
+        ] {
+            assert!(check_endpoint("email-json", bad).is_err(), "{bad}");
+        }
+        let lambda = "arn:aws:lambda:us-east-1:000000000000:function:f";
+        assert!(check_endpoint("lambda", lambda).is_ok());
+        assert!(check_endpoint("firehose", lambda).is_err());
+        let device = "arn:aws:sns:us-east-1:000000000000:endpoint/GCM/app/1234";
+        assert!(check_endpoint("application", device).is_ok());
+        assert!(check_endpoint(
+            "application",
+            "arn:aws:sns:us-east-1:000000000000:app/GCM/app"
+        )
+        .is_err());
+        let err = check_endpoint("fax", "x").unwrap_err();
+        assert_eq!(
+            err.message,
+            "Invalid parameter: Amazon SNS does not support this protocol string: fax"
+        );
     }
 }
