@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 IMAGE=localhost/retsu:check
-LIMIT=$((10 * 1024 * 1024))
+LIMIT=$((12 * 1024 * 1024))
 TARGET=x86_64-unknown-linux-gnu
 BIN=target/$TARGET/release/retsu
 WORK=$(mktemp -d /tmp/retsu-docker-check.XXXXXX)
@@ -98,7 +98,7 @@ EXERCISED+=("Dockerfile runtime stage built by podman from the host binary (--bu
 # ---------------------------------------------------------------- 4. image checks
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 say "image size: $size bytes (limit $LIMIT)"
-[ "$size" -lt "$LIMIT" ] || fail "image is $size bytes, over 10 MB"
+[ "$size" -lt "$LIMIT" ] || fail "image is $size bytes, over 12 MiB"
 inspect() { podman image inspect --format "$1" "$IMAGE"; }
 [ "$(inspect '{{.Config.User}}')" = "65532:65532" ] || fail "user is '$(inspect '{{.Config.User}}')', want 65532:65532"
 inspect '{{json .Config.ExposedPorts}}' | grep -q '"9324/tcp"' || fail "9324/tcp not exposed"

@@ -20,19 +20,10 @@
 #
 # Why the real emulator: it is what AWS's base images run, so the request
 # it accepts and the answers it gives (errors, timeouts) are AWS's.
-# Builds run under /work/build.lock when that file exists (a shared machine).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$here/.lambda"
 module=github.com/aws/aws-lambda-runtime-interface-emulator
-
-locked() {
-    if [[ -e /work/build.lock ]] && command -v flock >/dev/null; then
-        flock /work/build.lock "$@"
-    else
-        "$@"
-    fi
-}
 
 setup() {
     command -v go >/dev/null || { echo "skipped: no Go"; exit 3; }
@@ -40,12 +31,12 @@ setup() {
     mkdir -p "$root/bin"
     if [[ ! -x "$root/bin/aws-lambda-rie" ]]; then
         local version="${RIE_VERSION:-$(go list -m -f '{{.Version}}' "$module@latest")}"
-        locked env GOBIN="$root/bin" CGO_ENABLED=0 go install "$module/cmd/aws-lambda-rie@$version" >&2
+        env GOBIN="$root/bin" CGO_ENABLED=0 go install "$module/cmd/aws-lambda-rie@$version" >&2
         echo "$version" > "$root/bin/aws-lambda-rie.version"
     fi
     if [[ ! -x "$root/venv/bin/python" ]] || ! "$root/venv/bin/python" -c 'import awslambdaric, aws_lambda_powertools, pydantic' 2>/dev/null; then
         python3 -m venv "$root/venv"
-        locked "$root/venv/bin/pip" install --quiet --disable-pip-version-check \
+        "$root/venv/bin/pip" install --quiet --disable-pip-version-check \
             awslambdaric 'aws-lambda-powertools[parser]' >&2
     fi
     echo ready
