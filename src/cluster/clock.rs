@@ -16,12 +16,28 @@ use super::membership::Membership;
 use crate::clock::ControlledClock;
 
 /// Stores the clock's changes until dropped.
-pub struct Keeper(Option<tokio::task::JoinHandle<()>>);
+pub struct Keeper(Option<tokio::task::JoinHandle<()>>, Option<ControlledClock>);
 
 impl Drop for Keeper {
     fn drop(&mut self) {
         if let Some(task) = self.0.take() {
             task.abort();
+        }
+    }
+}
+
+impl Keeper {
+    /// Stops keeping and stores the clock once more, as it is now: a node
+    /// handing the lease over (drained, stopped) leaves the next holder
+    /// the last change even if the keeping task had not stored it yet.
+    pub async fn finish(mut self, members: &mut Membership, epoch: i64) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+        if let Some(clock) = self.1.take() {
+            if let Err(e) = store(members, epoch, &clock).await {
+                tracing::warn!("cannot store the cluster's clock before handing over: {e}");
+            }
         }
     }
 }
@@ -35,7 +51,7 @@ pub async fn keep(
     retry: Duration,
 ) -> Result<Keeper, String> {
     let Some(control) = clock.control().cloned() else {
-        return Ok(Keeper(None));
+        return Ok(Keeper(None, None));
     };
     let mut changes = control.changes();
     match members.clock().await? {
@@ -45,24 +61,28 @@ pub async fn keep(
         }
         None => store(&mut members, epoch, &control).await?,
     }
-    Ok(Keeper(Some(tokio::spawn(async move {
-        let mut pending = false;
-        loop {
-            if !pending && changes.changed().await.is_err() {
-                return;
-            }
-            changes.borrow_and_update();
-            // Stored as it is now, so a burst of changes is one write.
-            pending = match store(&mut members, epoch, &control).await {
-                Ok(()) => false,
-                Err(e) => {
-                    tracing::warn!("cannot store the cluster's clock (retrying): {e}");
-                    tokio::time::sleep(retry).await;
-                    true
+    let kept = control.clone();
+    Ok(Keeper(
+        Some(tokio::spawn(async move {
+            let mut pending = false;
+            loop {
+                if !pending && changes.changed().await.is_err() {
+                    return;
                 }
-            };
-        }
-    }))))
+                changes.borrow_and_update();
+                // Stored as it is now, so a burst of changes is one write.
+                pending = match store(&mut members, epoch, &control).await {
+                    Ok(()) => false,
+                    Err(e) => {
+                        tracing::warn!("cannot store the cluster's clock (retrying): {e}");
+                        tokio::time::sleep(retry).await;
+                        true
+                    }
+                };
+            }
+        })),
+        Some(kept),
+    ))
 }
 
 async fn store(

@@ -153,8 +153,9 @@ impl Owned {
     /// Stops the engine (waiting long polls answer), commits what it
     /// answered, and gives the lease up so another node takes it at once.
     async fn give_up(self, members: &mut Membership) {
-        drop(self.clock);
         let _ = self.server.shutdown().await;
+        // After the last answer, before the lease goes.
+        self.clock.finish(members, self.epoch).await;
         let journal = self.journal.clone();
         let _ = tokio::task::spawn_blocking(move || journal.close()).await;
         if let Err(e) = members.release(self.epoch).await {
