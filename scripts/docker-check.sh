@@ -6,7 +6,7 @@
 #   2. builds the static binary on the host (+crt-static, x86_64 gnu);
 #   3. builds the Dockerfile's runtime stage from it with podman
 #      (--build-arg BINARY=prebuilt: FROM scratch + COPY, no registry);
-#   4. checks the image: size under 10 MB, exactly the binary and /data,
+#   4. checks the image: size under 12 MiB, exactly the binary and /data,
 #      non-root user, port, environment, volume, HEALTHCHECK;
 #   5. runs it: `podman run` if this machine allows; otherwise the image's
 #      own root filesystem (podman image mount) under unshare + chroot, on
