@@ -674,38 +674,18 @@ async fn a_drained_holder_hands_over_at_once_with_the_clock_and_keeps_forwarding
 
     // The third node drained too; then the holder is the last candidate.
     let third = (0..3).find(|i| *i != holder && *i != next).unwrap();
-    let r = post(
-        next,
-        "/_retsu/cluster/drain",
-        serde_json::json!({"node": c.nodes[third].id}),
-    )
-    .await
-    .unwrap();
+    let drain = |via: usize, body: serde_json::Value| post(via, "/_retsu/cluster/drain", body);
+    let id = |i: usize| serde_json::json!({ "node": c.nodes[i].id });
+    let r = drain(next, id(third)).await.unwrap();
     assert_eq!(r.status(), 200);
-    let r = post(
-        third,
-        "/_retsu/cluster/drain",
-        serde_json::json!({"node": c.nodes[next].id}),
-    )
-    .await
-    .unwrap();
+    let r = drain(third, id(next)).await.unwrap();
     assert_eq!(r.status(), 409);
     assert!(r.text().await.unwrap().contains("last live node"));
-    let r = post(
-        third,
-        "/_retsu/cluster/drain",
-        serde_json::json!({"node": "nobody"}),
-    )
-    .await
-    .unwrap();
+    let r = drain(third, serde_json::json!({"node": "nobody"}))
+        .await
+        .unwrap();
     assert_eq!(r.status(), 404);
-    let r = post(
-        third,
-        "/_retsu/cluster/drain",
-        serde_json::json!({"nod": "x"}),
-    )
-    .await
-    .unwrap();
+    let r = drain(third, serde_json::json!({"nod": "x"})).await.unwrap();
     assert_eq!(r.status(), 400);
     assert_eq!(c.wait_for_holder(Duration::from_secs(5)).await, next);
     // Undrained, the first node may hold the lease again.
