@@ -231,6 +231,7 @@ fuzz_target!(|data: &[u8]| {
         account_id: "000000000000".into(),
         base_url: None,
         fallback_base_url: "http://localhost:9324".into(),
+        scheme: "http",
     };
     RUNTIME.with(|rt| {
         let rt = rt.borrow();
