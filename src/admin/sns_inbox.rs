@@ -119,6 +119,37 @@ fn arn_scope(arn: &str) -> Option<(&str, &str)> {
     (arn_word == "arn" && parts.next().is_some()).then_some((region, account))
 }
 
+/// What both LocalStack inboxes do with the filter: DELETE empties what it
+/// selects; GET groups it by endpoint (the named one listed even when it
+/// received nothing, as LocalStack lists it), each record as `shape` makes it.
+fn grouped(
+    admin: &Admin,
+    method: &Method,
+    filter: &Filter<'_>,
+    shape: impl Fn(&Record) -> Value,
+) -> Result<Map<String, Value>, Response> {
+    if *method == Method::DELETE {
+        admin.sns.clear_inbox(filter);
+        return Err(no_content());
+    }
+    if *method != Method::GET {
+        return Err(error(StatusCode::METHOD_NOT_ALLOWED, "GET or DELETE"));
+    }
+    let mut groups = Map::new();
+    if let Some(named) = filter.endpoint {
+        groups.insert(named.to_string(), json!([]));
+    }
+    for r in admin.sns.inbox(filter) {
+        let entry = groups
+            .entry(r.endpoint.clone())
+            .or_insert_with(|| json!([]));
+        if let Value::Array(list) = entry {
+            list.push(shape(&r));
+        }
+    }
+    Ok(groups)
+}
+
 /// `/_aws/sns/sms-messages`: LocalStack's SMS inbox, grouped by number.
 pub async fn sms_messages(State(admin): State<Arc<Admin>>, req: Request) -> Response {
     let (parts, _) = match admit(&admin, req).await {
@@ -137,25 +168,12 @@ pub async fn sms_messages(State(admin): State<Arc<Admin>>, req: Request) -> Resp
         account: Some(account),
         topic_arn: None,
     };
-    if parts.method == Method::DELETE {
-        admin.sns.clear_inbox(&filter);
-        return no_content();
-    }
-    if parts.method != Method::GET {
-        return error(StatusCode::METHOD_NOT_ALLOWED, "GET or DELETE");
-    }
-    let mut by_number = Map::new();
-    if let Some(phone) = phone {
-        by_number.insert(phone.to_string(), json!([]));
-    }
-    for r in admin.sns.inbox(&filter) {
-        let entry = by_number
-            .entry(r.endpoint.clone())
-            .or_insert_with(|| json!([]));
-        if let Value::Array(list) = entry {
-            list.push(localstack_json(&r, "PhoneNumber", &r.payload));
-        }
-    }
+    let by_number = match grouped(&admin, &parts.method, &filter, |r| {
+        localstack_json(r, "PhoneNumber", &r.payload)
+    }) {
+        Ok(groups) => groups,
+        Err(answered) => return answered,
+    };
     ok(json!({"sms_messages": by_number, "region": region}))
 }
 
@@ -183,25 +201,12 @@ pub async fn platform_endpoint_messages(State(admin): State<Arc<Admin>>, req: Re
         account: Some(account),
         topic_arn: None,
     };
-    if parts.method == Method::DELETE {
-        admin.sns.clear_inbox(&filter);
-        return no_content();
-    }
-    if parts.method != Method::GET {
-        return error(StatusCode::METHOD_NOT_ALLOWED, "GET or DELETE");
-    }
-    let mut by_endpoint = Map::new();
-    if let Some(endpoint) = endpoint {
-        by_endpoint.insert(endpoint.to_string(), json!([]));
-    }
-    for r in admin.sns.inbox(&filter) {
-        let entry = by_endpoint
-            .entry(r.endpoint.clone())
-            .or_insert_with(|| json!([]));
-        if let Value::Array(list) = entry {
-            list.push(localstack_json(&r, "TargetArn", &r.message));
-        }
-    }
+    let by_endpoint = match grouped(&admin, &parts.method, &filter, |r| {
+        localstack_json(r, "TargetArn", &r.message)
+    }) {
+        Ok(groups) => groups,
+        Err(answered) => return answered,
+    };
     ok(json!({"platform_endpoint_messages": by_endpoint, "region": region}))
 }
 
