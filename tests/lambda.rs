@@ -194,6 +194,36 @@ async fn queue_with_dlq(
     (url, dlq)
 }
 
+/// `CreateEventSourceMapping` from `function` to the queue named `queue`.
+fn map_queue(
+    lambda: &aws_sdk_lambda::Client,
+    function: impl Into<String>,
+    queue: &str,
+) -> aws_sdk_lambda::operation::create_event_source_mapping::builders::CreateEventSourceMappingFluentBuilder{
+    lambda
+        .create_event_source_mapping()
+        .function_name(function)
+        .event_source_arn(queue_arn(queue))
+}
+
+/// `rounds` messages to each of the groups a, b and c, round by round
+/// (`a-0`, `b-0`, `c-0`, `a-1`, …), so each group's order is its send order.
+async fn send_groups(server: &TestServer, url: &str, rounds: usize) {
+    for n in 0..rounds {
+        for group in ["a", "b", "c"] {
+            server
+                .client
+                .send_message()
+                .queue_url(url)
+                .message_group_id(group)
+                .message_body(format!("{group}-{n}"))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+}
+
 async fn send_all(server: &TestServer, url: &str, bodies: &[&str]) {
     for body in bodies {
         server.send(url, body).await;
@@ -232,10 +262,7 @@ async fn mappings_are_created_listed_updated_and_deleted() {
     server.create_queue("jobs").await;
     server.create_queue("other").await;
 
-    let created = lambda
-        .create_event_source_mapping()
-        .function_name("orders")
-        .event_source_arn(queue_arn("jobs"))
+    let created = map_queue(&lambda, "orders", "jobs")
         .enabled(false)
         .batch_size(5)
         .send()
@@ -267,19 +294,17 @@ async fn mappings_are_created_listed_updated_and_deleted() {
     assert_eq!(got.last_processing_result(), Some("No records processed"));
 
     // A second function on the same queue, and the first on another.
-    let audit = lambda
-        .create_event_source_mapping()
-        .function_name(format!("arn:aws:lambda:{REGION}:{ACCOUNT}:function:audit"))
-        .event_source_arn(queue_arn("jobs"))
-        .enabled(false)
-        .send()
-        .await
-        .unwrap();
+    let audit = map_queue(
+        &lambda,
+        format!("arn:aws:lambda:{REGION}:{ACCOUNT}:function:audit"),
+        "jobs",
+    )
+    .enabled(false)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(audit.batch_size(), Some(10), "Lambda's default for SQS");
-    lambda
-        .create_event_source_mapping()
-        .function_name("orders")
-        .event_source_arn(queue_arn("other"))
+    map_queue(&lambda, "orders", "other")
         .enabled(false)
         .send()
         .await
@@ -398,13 +423,7 @@ async fn bad_mappings_get_lambdas_errors() {
     server
         .create_queue_with("jobs.fifo", &[("FifoQueue", "true")])
         .await;
-    let create = || {
-        lambda
-            .create_event_source_mapping()
-            .function_name("orders")
-            .event_source_arn(queue_arn("jobs"))
-            .enabled(false)
-    };
+    let create = || map_queue(&lambda, "orders", "jobs").enabled(false);
 
     let err = create()
         .event_source_arn(queue_arn("missing"))
@@ -518,13 +537,7 @@ async fn a_refused_connection_fails_the_batch_and_loses_nothing() {
         .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
         .await;
     server.send(&url, "hello").await;
-    let mapping = lambda
-        .create_event_source_mapping()
-        .function_name("down")
-        .event_source_arn(queue_arn("jobs"))
-        .send()
-        .await
-        .unwrap();
+    let mapping = map_queue(&lambda, "down", "jobs").send().await.unwrap();
     let uuid = mapping.uuid().unwrap();
     eventually("the invocation failed", || async {
         last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
@@ -566,10 +579,7 @@ async fn a_command_function_gets_aws_records() {
         .send()
         .await
         .unwrap();
-    lambda
-        .create_event_source_mapping()
-        .function_name("cmd")
-        .event_source_arn(queue_arn("jobs"))
+    map_queue(&lambda, "cmd", "jobs")
         .function_response_types(FunctionResponseType::ReportBatchItemFailures)
         .send()
         .await
@@ -645,10 +655,7 @@ async fn two_failed_items_return_exactly_those() {
     let (server, lambda) = server_with(vec![url_function("partial", &rie.url)]).await;
     let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
     send_all(&server, &url, &["ok-1", "fail-2", "ok-3", "fail-4", "ok-5"]).await;
-    lambda
-        .create_event_source_mapping()
-        .function_name("partial")
-        .event_source_arn(queue_arn("jobs"))
+    map_queue(&lambda, "partial", "jobs")
         .batch_size(5)
         .function_response_types(FunctionResponseType::ReportBatchItemFailures)
         .send()
@@ -681,13 +688,7 @@ async fn an_always_failing_handler_dead_letters_after_max_receive_count() {
     let (server, lambda) = server_with(vec![url_function("fails", &rie.url)]).await;
     let (url, dlq) = queue_with_dlq(&server, "jobs", 2, &[("VisibilityTimeout", "30")]).await;
     server.send(&url, "doomed").await;
-    let mapping = lambda
-        .create_event_source_mapping()
-        .function_name("fails")
-        .event_source_arn(queue_arn("jobs"))
-        .send()
-        .await
-        .unwrap();
+    let mapping = map_queue(&lambda, "fails", "jobs").send().await.unwrap();
     let uuid = mapping.uuid().unwrap();
     for attempt in 1..=2 {
         eventually(&format!("invocation {attempt}"), || async {
@@ -719,10 +720,7 @@ async fn an_item_identifier_outside_the_batch_fails_the_whole_batch() {
     let (server, lambda) = server_with(vec![url_function("stranger", &rie.url)]).await;
     let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
     send_all(&server, &url, &["a", "b"]).await;
-    lambda
-        .create_event_source_mapping()
-        .function_name("stranger")
-        .event_source_arn(queue_arn("jobs"))
+    map_queue(&lambda, "stranger", "jobs")
         .batch_size(2)
         .function_response_types(FunctionResponseType::ReportBatchItemFailures)
         .send()
@@ -756,23 +754,8 @@ async fn fifo_groups_arrive_in_order_through_the_emulator() {
             &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
         )
         .await;
-    for n in 0..4 {
-        for group in ["a", "b", "c"] {
-            server
-                .client
-                .send_message()
-                .queue_url(&url)
-                .message_group_id(group)
-                .message_body(format!("{group}-{n}"))
-                .send()
-                .await
-                .unwrap();
-        }
-    }
-    lambda
-        .create_event_source_mapping()
-        .function_name("ok")
-        .event_source_arn(queue_arn("jobs.fifo"))
+    send_groups(&server, &url, 4).await;
+    map_queue(&lambda, "ok", "jobs.fifo")
         .batch_size(2)
         .scaling_config(ScalingConfig::builder().maximum_concurrency(2).build())
         .send()
@@ -810,10 +793,7 @@ async fn filter_criteria_pass_matching_records_and_delete_the_rest() {
         ],
     )
     .await;
-    lambda
-        .create_event_source_mapping()
-        .function_name("ok")
-        .event_source_arn(queue_arn("jobs"))
+    map_queue(&lambda, "ok", "jobs")
         .filter_criteria(
             FilterCriteria::builder()
                 .filters(
@@ -859,13 +839,7 @@ async fn sqs_attributes_the_handler_sees_survive_powertools() {
         .send()
         .await
         .unwrap();
-    lambda
-        .create_event_source_mapping()
-        .function_name("ok")
-        .event_source_arn(queue_arn("jobs.fifo"))
-        .send()
-        .await
-        .unwrap();
+    map_queue(&lambda, "ok", "jobs.fifo").send().await.unwrap();
     eventually("the message is processed", || async {
         server.counts(&url).await == (0, 0, 0)
     })
@@ -936,10 +910,7 @@ report_batch_item_failures = true
         .send()
         .await
         .unwrap();
-    let created = lambda
-        .create_event_source_mapping()
-        .function_name("cmd")
-        .event_source_arn(queue_arn("other"))
+    let created = map_queue(&lambda, "cmd", "other")
         .enabled(false)
         .batch_size(4)
         .send()
@@ -1016,23 +987,8 @@ with open("{}", "a") as f:
             &[("FifoQueue", "true"), ("ContentBasedDeduplication", "true")],
         )
         .await;
-    for n in 0..6 {
-        for group in ["a", "b", "c"] {
-            server
-                .client
-                .send_message()
-                .queue_url(&url)
-                .message_group_id(group)
-                .message_body(format!("{group}-{n}"))
-                .send()
-                .await
-                .unwrap();
-        }
-    }
-    lambda
-        .create_event_source_mapping()
-        .function_name("groups")
-        .event_source_arn(queue_arn("jobs.fifo"))
+    send_groups(&server, &url, 6).await;
+    map_queue(&lambda, "groups", "jobs.fifo")
         .batch_size(2)
         .scaling_config(ScalingConfig::builder().maximum_concurrency(3).build())
         .send()
@@ -1085,13 +1041,7 @@ async fn a_handler_past_its_timeout_fails_the_batch() {
         .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
         .await;
     server.send(&url, "slow").await;
-    let mapping = lambda
-        .create_event_source_mapping()
-        .function_name("hang")
-        .event_source_arn(queue_arn("jobs"))
-        .send()
-        .await
-        .unwrap();
+    let mapping = map_queue(&lambda, "hang", "jobs").send().await.unwrap();
     let uuid = mapping.uuid().unwrap();
     eventually("the invocation timed out", || async {
         last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
@@ -1127,10 +1077,7 @@ async fn malformed_json_from_the_handler_fails_the_whole_batch() {
         .create_queue_with("jobs", &[("VisibilityTimeout", "30")])
         .await;
     send_all(&server, &url, &["a", "b"]).await;
-    let mapping = lambda
-        .create_event_source_mapping()
-        .function_name("garbled")
-        .event_source_arn(queue_arn("jobs"))
+    let mapping = map_queue(&lambda, "garbled", "jobs")
         .batch_size(2)
         .function_response_types(FunctionResponseType::ReportBatchItemFailures)
         .send()
