@@ -30,6 +30,7 @@ pub use retsu_core::{api, clock, engine, error, filter_policy, sns};
 pub mod admin;
 pub mod admin_cli;
 pub mod auth;
+mod cert_profile;
 pub mod cli;
 pub mod cluster;
 pub mod config;

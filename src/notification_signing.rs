@@ -29,22 +29,18 @@ use rsa::sha2::{Digest, Sha256};
 use rsa::signature::{SignatureEncoding, Signer};
 use rsa::PrivateKey;
 use sha1::Sha1;
-use x509_cert::builder::profile::BuilderProfile;
 use x509_cert::builder::{Builder, CertificateBuilder};
-use x509_cert::certificate::TbsCertificate;
 use x509_cert::der::asn1::Ia5String;
 use x509_cert::der::pem::LineEnding;
 use x509_cert::der::{DateTime, DecodePem, Encode, EncodePem};
 use x509_cert::ext::pkix::name::GeneralName;
-use x509_cert::ext::pkix::{
-    BasicConstraints, KeyUsage, KeyUsages, SubjectAltName, SubjectKeyIdentifier,
-};
-use x509_cert::ext::{Extension, ToExtension};
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
-use x509_cert::spki::{SubjectPublicKeyInfoOwned, SubjectPublicKeyInfoRef};
+use x509_cert::spki::SubjectPublicKeyInfoOwned;
 use x509_cert::time::Validity;
 use x509_cert::Certificate;
+
+use crate::cert_profile::CertProfile;
 
 pub use retsu_core::sns::envelope::{string_to_sign, EnvelopeKind, SignatureVersion};
 
@@ -198,7 +194,10 @@ fn make_certificate(key: &PrivateKey) -> x509_cert::builder::Result<Certificate>
     let public_key = SubjectPublicKeyInfoOwned::from_key(key.as_public_key())?;
     let subject = Name::from_str(&format!("CN={CERTIFICATE_HOST},O=Retsu"))?;
     let signer = SigningKey::<Sha256>::new(key.clone());
-    CertificateBuilder::new(SelfSigned { subject }, serial, validity, public_key)?
+    // Validators that match the certificate to a host look at its names.
+    let host = GeneralName::DnsName(Ia5String::new(CERTIFICATE_HOST)?);
+    let profile = CertProfile::end_entity(subject, None, vec![host]);
+    CertificateBuilder::new(profile, serial, validity, public_key)?
         .build::<_, rsa::pkcs1v15::Signature>(&signer)
 }
 
@@ -229,45 +228,6 @@ fn certificate_fits(
     let ours = SubjectPublicKeyInfoOwned::from_key(key.as_public_key())?;
     let not_after = tbs.validity().not_after.to_system_time();
     Ok(*tbs.subject_public_key_info() == ours && not_after > SystemTime::now() + DAY)
-}
-
-/// The certificate profile: issuer = subject, and the extensions of a
-/// signing-only end entity.
-struct SelfSigned {
-    subject: Name,
-}
-
-impl BuilderProfile for SelfSigned {
-    fn get_issuer(&self, subject: &Name) -> Name {
-        subject.clone()
-    }
-
-    fn get_subject(&self) -> Name {
-        self.subject.clone()
-    }
-
-    fn build_extensions(
-        &self,
-        spk: SubjectPublicKeyInfoRef<'_>,
-        _issuer_spk: SubjectPublicKeyInfoRef<'_>,
-        tbs: &TbsCertificate,
-    ) -> x509_cert::builder::Result<Vec<Extension>> {
-        let subject = tbs.subject();
-        let mut extensions = Vec::new();
-        let basic = BasicConstraints {
-            ca: false,
-            path_len_constraint: None,
-        };
-        extensions.push(basic.to_extension(subject, &extensions)?);
-        let usage = KeyUsage(KeyUsages::DigitalSignature.into());
-        extensions.push(usage.to_extension(subject, &extensions)?);
-        let key_id = SubjectKeyIdentifier::try_from(spk)?;
-        extensions.push(key_id.to_extension(subject, &extensions)?);
-        // Validators that match the certificate to a host look here, not at the CN.
-        let host = GeneralName::DnsName(Ia5String::new(CERTIFICATE_HOST)?);
-        extensions.push(SubjectAltName(vec![host]).to_extension(subject, &extensions)?);
-        Ok(extensions)
-    }
 }
 
 /// The text of the first `label` PEM block of `text`, BEGIN to END line.

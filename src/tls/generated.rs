@@ -25,28 +25,24 @@ use ring::signature::{EcdsaKeyPair, KeyPair as _, ECDSA_P256_SHA256_ASN1_SIGNING
 use rsa::rand_core::UnwrapErr;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use x509_cert::builder::profile::BuilderProfile;
 use x509_cert::builder::{Builder, CertificateBuilder};
-use x509_cert::certificate::TbsCertificate;
 use x509_cert::der::asn1::{BitString, Ia5String, OctetString};
 use x509_cert::der::oid::db::rfc5280::ID_KP_SERVER_AUTH;
 use x509_cert::der::oid::ObjectIdentifier;
 use x509_cert::der::pem::LineEnding;
 use x509_cert::der::{Any, DateTime, Decode, Document, EncodePem};
 use x509_cert::ext::pkix::name::GeneralName;
-use x509_cert::ext::pkix::{
-    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages,
-    SubjectAltName, SubjectKeyIdentifier,
-};
-use x509_cert::ext::{Extension, ToExtension};
+use x509_cert::ext::pkix::{KeyUsage, KeyUsages};
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
 use x509_cert::spki::{
     AlgorithmIdentifierOwned, DynSignatureAlgorithmIdentifier, EncodePublicKey,
-    SignatureBitStringEncoding, SubjectPublicKeyInfoOwned, SubjectPublicKeyInfoRef,
+    SignatureBitStringEncoding, SubjectPublicKeyInfoOwned,
 };
 use x509_cert::time::Validity;
 use x509_cert::Certificate;
+
+use crate::cert_profile::CertProfile;
 
 pub const CA_FILE: &str = "ca.pem";
 const CA_KEY_FILE: &str = "ca-key.pem";
@@ -283,7 +279,16 @@ fn create(dir: &Path) -> std::io::Result<()> {
     let ca = validity(now, CA_LIFETIME)
         .and_then(|validity| {
             let spki = ca_key.spki()?;
-            CertificateBuilder::new(CaProfile(name.clone()), serial(), validity, spki)
+            let profile = CertProfile {
+                subject: name.clone(),
+                issuer: None,
+                // Signs server certificates only.
+                ca_path_len: Some(0),
+                usage: KeyUsage(KeyUsages::KeyCertSign | KeyUsages::CRLSign),
+                extended_usage: Vec::new(),
+                names: Vec::new(),
+            };
+            CertificateBuilder::new(profile, serial(), validity, spki)
                 .and_then(|b| b.build::<_, EcSignature>(&ca_key))
                 .and_then(|c| Ok(c.to_pem(LineEnding::LF)?))
                 .map_err(|e| format!("TLS: cannot make the CA certificate: {e}"))
@@ -325,10 +330,12 @@ fn create(dir: &Path) -> std::io::Result<()> {
 /// (the certificate, its key).
 fn issue_leaf(ca_key: &EcKey, ca_name: &Name, now: SystemTime) -> Result<(String, String), String> {
     let key = EcKey::generate()?;
-    let profile = LeafProfile {
-        issuer: ca_name.clone(),
-        subject: Name::from_str("CN=Retsu (localhost)").map_err(|e| format!("TLS: {e}"))?,
-    };
+    let mut profile = CertProfile::end_entity(
+        Name::from_str("CN=Retsu (localhost)").map_err(|e| format!("TLS: {e}"))?,
+        Some(ca_name.clone()),
+        leaf_names()?,
+    );
+    profile.extended_usage = vec![ID_KP_SERVER_AUTH];
     let cert = CertificateBuilder::new(
         profile,
         serial(),
@@ -341,89 +348,25 @@ fn issue_leaf(ca_key: &EcKey, ca_name: &Name, now: SystemTime) -> Result<(String
     Ok((cert, key.pem()?))
 }
 
-/// A CA that signs server certificates only (path length 0).
-struct CaProfile(Name);
-
-impl BuilderProfile for CaProfile {
-    fn get_issuer(&self, subject: &Name) -> Name {
-        subject.clone()
+/// The names the server certificate is valid for, as its SubjectAltName
+/// lists them.
+fn leaf_names() -> Result<Vec<GeneralName>, String> {
+    let mut names = Vec::new();
+    for dns in DNS_NAMES {
+        names.push(GeneralName::DnsName(
+            Ia5String::new(dns).map_err(|e| format!("TLS: {e}"))?,
+        ));
     }
-
-    fn get_subject(&self) -> Name {
-        self.0.clone()
-    }
-
-    fn build_extensions(
-        &self,
-        spk: SubjectPublicKeyInfoRef<'_>,
-        _issuer_spk: SubjectPublicKeyInfoRef<'_>,
-        tbs: &TbsCertificate,
-    ) -> x509_cert::builder::Result<Vec<Extension>> {
-        let subject = tbs.subject();
-        let mut extensions = Vec::new();
-        let basic = BasicConstraints {
-            ca: true,
-            path_len_constraint: Some(0),
+    for ip in IP_ADDRESSES {
+        let octets = match ip {
+            std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
+            std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
         };
-        extensions.push(basic.to_extension(subject, &extensions)?);
-        let usage = KeyUsage(KeyUsages::KeyCertSign | KeyUsages::CRLSign);
-        extensions.push(usage.to_extension(subject, &extensions)?);
-        let key_id = SubjectKeyIdentifier::try_from(spk)?;
-        extensions.push(key_id.to_extension(subject, &extensions)?);
-        Ok(extensions)
+        names.push(GeneralName::IpAddress(
+            OctetString::new(octets).map_err(|e| format!("TLS: {e}"))?,
+        ));
     }
-}
-
-/// A server certificate for the loopback names.
-struct LeafProfile {
-    issuer: Name,
-    subject: Name,
-}
-
-impl BuilderProfile for LeafProfile {
-    fn get_issuer(&self, _subject: &Name) -> Name {
-        self.issuer.clone()
-    }
-
-    fn get_subject(&self) -> Name {
-        self.subject.clone()
-    }
-
-    fn build_extensions(
-        &self,
-        spk: SubjectPublicKeyInfoRef<'_>,
-        issuer_spk: SubjectPublicKeyInfoRef<'_>,
-        tbs: &TbsCertificate,
-    ) -> x509_cert::builder::Result<Vec<Extension>> {
-        let subject = tbs.subject();
-        let mut extensions = Vec::new();
-        let basic = BasicConstraints {
-            ca: false,
-            path_len_constraint: None,
-        };
-        extensions.push(basic.to_extension(subject, &extensions)?);
-        let usage = KeyUsage(KeyUsages::DigitalSignature.into());
-        extensions.push(usage.to_extension(subject, &extensions)?);
-        let server = ExtendedKeyUsage(vec![ID_KP_SERVER_AUTH]);
-        extensions.push(server.to_extension(subject, &extensions)?);
-        let mut names = Vec::new();
-        for dns in DNS_NAMES {
-            names.push(GeneralName::DnsName(Ia5String::new(dns)?));
-        }
-        for ip in IP_ADDRESSES {
-            let octets = match ip {
-                std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
-                std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
-            };
-            names.push(GeneralName::IpAddress(OctetString::new(octets)?));
-        }
-        extensions.push(SubjectAltName(names).to_extension(subject, &extensions)?);
-        let authority = AuthorityKeyIdentifier::try_from(issuer_spk)?;
-        extensions.push(authority.to_extension(subject, &extensions)?);
-        let key_id = SubjectKeyIdentifier::try_from(spk)?;
-        extensions.push(key_id.to_extension(subject, &extensions)?);
-        Ok(extensions)
-    }
+    Ok(names)
 }
 
 fn read_certificate(path: &Path) -> Result<Certificate, String> {
