@@ -360,7 +360,14 @@ async fn email_is_confirmed_with_the_token_the_developer_endpoint_reveals() {
         .unwrap();
     let mails = inbox(&t, "protocol=email&endpoint=reader@example.com").await;
     assert_eq!(mails.len(), 2);
-    assert_eq!(mails[1]["payload"], "issue 1");
+    // The text, then AWS's footer with a link that unsubscribes here.
+    let payload = mails[1]["payload"].as_str().unwrap();
+    let (text, footer) = payload.split_once("\n\n--\n").unwrap();
+    assert_eq!(text, "issue 1");
+    assert!(
+        footer.contains(&format!("/?Action=Unsubscribe&SubscriptionArn={sub}\n")),
+        "{footer}"
+    );
     assert_eq!(mails[1]["subject"], "Weekly");
     assert_eq!(mails[1]["subscription"], sub.as_str());
 

@@ -3,7 +3,7 @@
 //!
 //! | protocol | payload |
 //! |---|---|
-//! | `email` | the message text (its `email` entry with `MessageStructure=json`) |
+//! | `email` | the message text (its `email` entry with `MessageStructure=json`), then AWS's unsubscribe footer |
 //! | `email-json` | the JSON notification, as an HTTP endpoint gets it |
 //! | `sms` | the message text (its `sms` entry); SMS attributes ride beside it |
 //! | `application` | the entry of the endpoint's platform (`GCM`, `APNS`, …), else `default` |
@@ -42,6 +42,14 @@ pub fn protocol_name(protocol: &str) -> Option<&'static str> {
 /// The `Subject` line of an e-mail notification: the publish's, else AWS's.
 pub fn email_subject(subject: Option<&str>) -> String {
     subject.unwrap_or("AWS Notification Message").to_string()
+}
+
+/// The body of an e-mail notification: the text, then the footer AWS
+/// appends after a `--` line, with the link that unsubscribes.
+pub fn email_text(text: &str, unsubscribe_url: &str) -> String {
+    format!(
+        "{text}\n\n--\nIf you wish to stop receiving notifications from this topic, please click or visit the link below to unsubscribe:\n{unsubscribe_url}\n\nPlease do not reply directly to this email. If you have any questions or comments regarding this email, please contact us at https://aws.amazon.com/support"
+    )
 }
 
 /// The attributes as a notification shows them (`Type`, `Value`).
@@ -110,6 +118,19 @@ pub fn platform_text<'m>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn email_text_ends_with_awss_footer() {
+        let mail = email_text(
+            "Disk full",
+            "http://h/?Action=Unsubscribe&SubscriptionArn=a",
+        );
+        let (text, footer) = mail.split_once("\n\n--\n").unwrap();
+        assert_eq!(text, "Disk full");
+        assert!(footer.starts_with("If you wish to stop receiving notifications from this topic"));
+        assert!(footer.contains("\nhttp://h/?Action=Unsubscribe&SubscriptionArn=a\n\n"));
+        assert!(footer.ends_with("please contact us at https://aws.amazon.com/support"));
+    }
     use crate::sns::envelope::SignatureVersion;
 
     #[test]

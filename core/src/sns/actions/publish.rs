@@ -558,7 +558,15 @@ fn plan_each(
                     "email-json" | "firehose" => Ok(body()),
                     "lambda" => Ok(payload::lambda_event(&sub.arn, &notification)),
                     "application" => application_payload(apps, &sub.endpoint, published),
-                    // email, sms: the text itself.
+                    // The link is Retsu's own Unsubscribe, so it works here.
+                    "email" => Ok(payload::email_text(
+                        text,
+                        &format!(
+                            "{}/?Action=Unsubscribe&SubscriptionArn={}",
+                            ctx.base_url, sub.arn
+                        ),
+                    )),
+                    // sms: the text itself.
                     _ => Ok(text.to_string()),
                 };
                 match payload {
