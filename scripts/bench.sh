@@ -5,10 +5,16 @@
 #   scripts/bench.sh --quick         # ~10 s smoke: fails only on errors
 #   scripts/bench.sh --scenario send,drain --client raw
 # Results: a table on stdout, JSON in target/bench/results.json.
+# RETSU_BIN=path measures that server binary rather than building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --bin retsu
 if [ "$#" -eq 0 ]; then
   set -- --all
+fi
+# RETSU_BIN: measure that binary (e.g. the static one) instead of building one.
+if [ -n "${RETSU_BIN:-}" ]; then
+  set -- --retsu-bin "$RETSU_BIN" "$@"
+else
+  cargo build --release --bin retsu
 fi
 exec cargo run --release -p retsu-bench -- "$@"

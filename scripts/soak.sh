@@ -30,14 +30,20 @@ ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 # Two builds, as bench.sh does: built together, the two packages' features
 # unify and the server would be compiled a second time.
-cargo build --release --bin retsu
+# RETSU_BIN: soak that binary (e.g. the static one) instead of building one.
+server=()
+if [ -n "${RETSU_BIN:-}" ]; then
+  server=(--retsu-bin "$RETSU_BIN")
+else
+  cargo build --release --bin retsu
+fi
 cargo build --release -p retsu-bench --bin retsu-soak
 bin=target/release/retsu-soak
 
 if [ "$seconds" -gt 0 ]; then
-  timeout "$((seconds + 300))" "$bin" soak --seconds "$seconds"
+  timeout "$((seconds + 300))" "$bin" "${server[@]}" soak --seconds "$seconds"
 fi
 case "$abuse" in
-  small) timeout 600 "$bin" abuse --small ;;
-  full) timeout 3600 "$bin" abuse ;;
+  small) timeout 600 "$bin" "${server[@]}" abuse --small ;;
+  full) timeout 3600 "$bin" "${server[@]}" abuse ;;
 esac

@@ -7,7 +7,10 @@
 #      throwaway PostgreSQL (scripts/postgres.sh installs it when missing),
 #   3. the web console end to end in headless chromium (scripts/console-test.sh),
 #      its cluster screen against two nodes on a throwaway PostgreSQL,
-#   4. the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
+#   4. the static release binary (scripts/build-static.sh), the one the
+#      image and the packages ship; steps 4 and 5 run against it, so the
+#      run builds the server in release once,
+#      the cross-SDK compatibility matrix in compat/ (aws-cli, boto3 on both
 #      wire protocols, aiobotocore, Celery, JavaScript v3 and v2,
 #      sqs-consumer, sqs-producer, Java SDK v2 and v1 on both protocols,
 #      Spring Cloud AWS, JMS, Go SDK v2 and v1 on both protocols), which
@@ -68,6 +71,10 @@ step "web console end to end"
 # On a throwaway PostgreSQL: the cluster screen runs against two nodes.
 bash scripts/postgres.sh run bash scripts/console-test.sh
 
+step "the static release binary"
+bash scripts/build-static.sh
+export RETSU_BIN="$PWD/target/x86_64-unknown-linux-gnu/release/retsu"
+
 step "compatibility matrix"
 bash compat/run.sh
 for tool in java mvn go; do
@@ -75,7 +82,7 @@ for tool in java mvn go; do
 done
 
 step "--auth with aws-cli and boto3"
-RETSU_BIN="${RETSU_BIN:-target/release/retsu}" bash compat/auth-check.sh
+bash compat/auth-check.sh
 
 if [ -x scripts/bench.sh ]; then
   step "benchmark smoke"
