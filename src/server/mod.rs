@@ -434,6 +434,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
                 serve_sns(&state, identity.as_ref(), call, &request_id).await,
             );
         }
+        Ok(protocol::Decoded::Sts(call)) => {
+            // The caller's account: its key's under --auth, else the server's.
+            let account = identity.as_ref().map_or(&call.context.account_id, |i| &i.account_id);
+            tracing::debug!(%request_id, account, "STS GetCallerIdentity");
+            return HttpResponse::into_http(protocol::sts::caller_identity(account, &request_id));
+        }
         Ok(protocol::Decoded::Sqs(call)) => {
             crate::auth::admit(identity.as_ref(), &state.engine, call, &request_id)
         }
