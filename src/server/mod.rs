@@ -203,7 +203,7 @@ pub async fn start_with_services(
     let settings = Settings {
         default_region: config.region.clone(),
         account_id: config.account_id.clone(),
-        base_url: config.base_url.clone(),
+        base_url: config.pinned_base_url("http://", local_addr.port()),
         fallback_base_url: config
             .reached_at
             .clone()
@@ -215,6 +215,8 @@ pub async fn start_with_services(
             .fallback_base_url
             .replacen("http://", "https://", 1),
         scheme: "https://",
+        // LocalStack's standard URLs keep the scheme; a --base-url stays as given.
+        base_url: config.pinned_base_url("https://", local_addr.port()),
         ..settings.clone()
     };
     let state = Arc::new(AppState {
