@@ -91,7 +91,10 @@ impl Proc {
             seen_err: Vec::new(),
         };
         let mut first = p.stdout_line(Duration::from_secs(20));
-        if first.as_deref().is_some_and(|l| l.starts_with("retsu tls ")) {
+        if first
+            .as_deref()
+            .is_some_and(|l| l.starts_with("retsu tls "))
+        {
             first = p.stdout_line(Duration::from_secs(20));
         }
         if port == 0 {
@@ -596,7 +599,10 @@ async fn standard_urls_keep_the_requests_scheme_and_name_the_bound_port() {
     let listed = tls.list_queues().send().await.unwrap();
     assert_eq!(
         listed.queue_urls(),
-        [format!("https://{host}/plain"), format!("https://{host}/secure")]
+        [
+            format!("https://{host}/plain"),
+            format!("https://{host}/secure")
+        ]
     );
     // The https URL works as a QueueUrl, as the http one does.
     tls.send_message()

@@ -62,7 +62,10 @@ async fn caller_identity_is_the_server_account_without_auth() {
         .await
         .expect("GetCallerIdentity");
     assert_eq!(out.account(), Some(ACCOUNT));
-    assert_eq!(out.arn(), Some(format!("arn:aws:iam::{ACCOUNT}:root").as_str()));
+    assert_eq!(
+        out.arn(),
+        Some(format!("arn:aws:iam::{ACCOUNT}:root").as_str())
+    );
     assert_eq!(out.user_id(), Some(ACCOUNT));
 
     // The same port still serves SQS (JSON) and SNS (query) to the same caller.
@@ -121,7 +124,10 @@ async fn other_sts_actions_get_sts_invalid_action() {
 
     // Unsigned, by STS's version: STS's error document, not SQS's.
     let raw = t
-        .form_post("/", &[("Action", "GetSessionToken"), ("Version", "2011-06-15")])
+        .form_post(
+            "/",
+            &[("Action", "GetSessionToken"), ("Version", "2011-06-15")],
+        )
         .await;
     assert_eq!(raw.status, 400);
     let xml = raw.compact_xml();
@@ -142,7 +148,10 @@ async fn under_auth_each_key_is_its_account() {
             .await
             .expect("GetCallerIdentity");
         assert_eq!(out.account(), Some(account));
-        assert_eq!(out.arn(), Some(format!("arn:aws:iam::{account}:root").as_str()));
+        assert_eq!(
+            out.arn(),
+            Some(format!("arn:aws:iam::{account}:root").as_str())
+        );
     }
     // A key the server does not know, or a wrong secret, is refused.
     let err = sts(&t.endpoint, ("AKIDNOBODY", "x"))
@@ -173,5 +182,8 @@ async fn under_auth_sns_signed_for_sns_acts_as_the_key_account() {
         .topic_arn()
         .unwrap()
         .to_string();
-    assert_eq!(arn, format!("arn:aws:sns:{REGION}:{ACCOUNT_B}:signed-topic"));
+    assert_eq!(
+        arn,
+        format!("arn:aws:sns:{REGION}:{ACCOUNT_B}:signed-topic")
+    );
 }

@@ -142,7 +142,10 @@ mod tests {
             let (req, params) = request(body, service);
             is_sts(&req, &params)
         };
-        assert!(sts("Action=GetCallerIdentity&Version=2011-06-15", Some("sts")));
+        assert!(sts(
+            "Action=GetCallerIdentity&Version=2011-06-15",
+            Some("sts")
+        ));
         assert!(sts("Action=AssumeRole&Version=2011-06-15", Some("sts")));
         assert!(sts("Action=GetCallerIdentity&Version=2011-06-15", None));
         assert!(sts("Action=GetCallerIdentity", None));
@@ -151,7 +154,10 @@ mod tests {
         assert!(!sts("Action=ListQueues&Version=2012-11-05", Some("sqs")));
         assert!(!sts("Action=ListQueues&Version=2012-11-05", None));
         assert!(!sts("Action=ListTopics&Version=2010-03-31", Some("sns")));
-        assert!(!sts("Action=GetCallerIdentity&Version=2012-11-05", Some("sqs")));
+        assert!(!sts(
+            "Action=GetCallerIdentity&Version=2012-11-05",
+            Some("sqs")
+        ));
     }
 
     #[test]
@@ -160,7 +166,9 @@ mod tests {
         let context = RequestContext::new("us-east-1", "000000000000", "http://x");
         let resp = decode(&params, context, "rid").unwrap_err();
         assert_eq!(resp.status, 400);
-        assert!(resp.body.starts_with(&format!("<ErrorResponse xmlns=\"{NAMESPACE}\">")));
+        assert!(resp
+            .body
+            .starts_with(&format!("<ErrorResponse xmlns=\"{NAMESPACE}\">")));
         assert!(resp.body.contains("<Code>InvalidAction</Code>"));
         assert!(resp
             .body

@@ -438,7 +438,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
         }
         Ok(protocol::Decoded::Sts(call)) => {
             // The caller's account: its key's under --auth, else the server's.
-            let account = identity.as_ref().map_or(&call.context.account_id, |i| &i.account_id);
+            let account = identity
+                .as_ref()
+                .map_or(&call.context.account_id, |i| &i.account_id);
             tracing::debug!(%request_id, account, "STS GetCallerIdentity");
             return HttpResponse::into_http(protocol::sts::caller_identity(account, &request_id));
         }
