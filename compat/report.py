@@ -65,7 +65,36 @@ LS_SCENARIOS = [
                                "receivable"),
 ]
 
-SCENARIOS_OF = {"sqs": SCENARIOS, "sns": SNS_SCENARIOS, "localstack": LS_SCENARIOS}
+ANSIBLE_SCENARIOS = [
+    ("ansible_caller_identity", "amazon.aws.aws_caller_info (STS GetCallerIdentity) answers the server's account "
+                                "and its root ARN"),
+    ("ansible_apply", "apply.yml: community.aws.sqs_queue (standard with every attribute the module sets, a redrive "
+                      "policy, a queue policy, tags; FIFO with its attributes) and community.aws.sns_topic (display "
+                      "name, policy, delivery policy, tags; raw SQS, https and email subscriptions; a FIFO topic) "
+                      "create, and every value reads back as declared"),
+    ("ansible_converged", "apply.yml again reports changed=0, keeps a FilterPolicy set on the raw SQS subscription, "
+                          "and only the matching publish arrives"),
+    ("ansible_remove", "remove.yml leaves no queue, topic or subscription (ListQueues, ListTopics, "
+                       "ListSubscriptions), and again reports changed=0"),
+]
+
+TF_SCENARIOS = [
+    ("tf_caller_identity", "STS GetCallerIdentity (the provider's first call) through boto3, and "
+                           "`aws sts get-caller-identity --endpoint-url`"),
+    ("tf_sqs_queue", "aws_sqs_queue: CreateQueue with attributes and tags, then GetQueueAttributes polled until every "
+                     "attribute equals what was set (6 in a row, 5 s apart), ListQueueTags"),
+    ("tf_sqs_queue_policy", "aws_sqs_queue_policy: SetQueueAttributes Policy, polled until equivalent (policy "
+                            "equivalence), then removed (Policy \"\") and polled until gone"),
+    ("tf_sns_topic", "aws_sns_topic: CreateTopic with tags, each attribute by SetTopicAttributes, GetTopicAttributes "
+                     "echoes every value, ListTagsForResource"),
+    ("tf_sns_topic_subscription", "aws_sns_topic_subscription: Subscribe (ReturnSubscriptionArn) with attributes, "
+                                  "GetSubscriptionAttributes echoes them, SetSubscriptionAttributes on update"),
+    ("tf_destroy", "destroy: Unsubscribe and DeleteTopic until NotFound; DeleteQueue, then GetQueueAttributes over "
+                   "JSON until QueueDoesNotExist (typed by X-Amzn-Query-Error) 15 times in a row"),
+]
+
+SCENARIOS_OF = {"sqs": SCENARIOS, "sns": SNS_SCENARIOS, "localstack": LS_SCENARIOS,
+                "ansible": ANSIBLE_SCENARIOS, "terraform": TF_SCENARIOS}
 
 # Columns in this order first; any other client follows alphabetically.
 PREFERRED = ["aws-cli", "boto3"]
@@ -88,7 +117,7 @@ def load(results_dir):
             data = {"client": os.path.basename(path), "version": "?", "protocol": "?",
                     "results": {}, "error": f"unreadable results file: {e}"}
         data["_file"] = os.path.basename(path)
-        data["_service"] = data.get("service") if data.get("service") in ("sns", "localstack") else "sqs"
+        data["_service"] = data.get("service") if data.get("service") in SCENARIOS_OF else "sqs"
         cols.append(data)
 
     def order(d):
@@ -128,7 +157,8 @@ def table(lines, cols, scenarios, rust_head, rust_cell, bad, na, skipped, servic
     names = [s for s, _ in scenarios]
     extra_rows = sorted({s for c in cols for s in c["results"] if s not in names})
     rows = names + extra_rows
-    tag = {"sns": " [SNS]", "localstack": " [LocalStack tools]"}.get(service, "")
+    tag = {"sns": " [SNS]", "localstack": " [LocalStack tools]", "ansible": " [IaC]",
+           "terraform": " [IaC]"}.get(service, "")
     header = ["Scenario"]
     for c in cols:
         head = f"{esc(c['client'])} {esc(c['version'])}"
@@ -251,6 +281,31 @@ def render(cols, repo, date):
             lines.append(f"- `{s}`: {ls_desc.get(s, 'reported by a suite')}")
         lines.append("")
 
+    iac = [(svc, [c for c in cols if c["_service"] == svc]) for svc in ("ansible", "terraform")]
+    if any(group for _, group in iac):
+        lines.append("## Infrastructure as code")
+        lines.append("")
+        lines.append("Infrastructure tools read back everything they set and retry until what they read equals "
+                     "what they wrote. Ansible's AWS collections run for real (`compat/ansible/`); the Terraform "
+                     "AWS provider cannot be built here, so `compat/terraform/readback.py` makes the calls it makes, "
+                     "in its order, with its waits and equality checks (each step cites the provider file it "
+                     "follows). Same legend as above; STS itself is also tested by "
+                     "[`tests/sts.rs`](tests/sts.rs) with `aws-sdk-sts`.")
+        lines.append("")
+        # Retsu's own tests cover STS (tests/sts.rs), not these tools' runs.
+        titles = {"ansible": ("Ansible", "-"), "terraform": ("Terraform AWS provider read-back", "-")}
+        for svc, group in iac:
+            if not group:
+                continue
+            title, rust_cell = titles[svc]
+            lines.append(f"### {title}")
+            lines.append("")
+            rows_ = table(lines, group, SCENARIOS_OF[svc], "retsu's own tests", rust_cell, bad, na, skipped, svc)
+            desc_ = dict(SCENARIOS_OF[svc])
+            for s_ in rows_:
+                lines.append(f"- `{s_}`: {desc_.get(s_, 'reported by a suite')}")
+            lines.append("")
+
     lines.append("## Clients")
     lines.append("")
     for c in cols:
@@ -262,7 +317,8 @@ def render(cols, repo, date):
                 v = ", ".join(map(str, v))
             notes.append(f"{k}: {v}")
         note = f" ({'; '.join(notes)})" if notes else ""
-        svc = {"sns": ", SNS", "localstack": ", LocalStack tools"}.get(c["_service"], "")
+        svc = {"sns": ", SNS", "localstack": ", LocalStack tools", "ansible": ", infrastructure as code",
+               "terraform": ", infrastructure as code"}.get(c["_service"], "")
         lines.append(f"- {c['client']} {c['version']}, {c['protocol']} protocol{svc}, `compat/results/{c['_file']}`{esc(note)}")
     lines.append(f"- aws-sdk-sqs (Rust) {rust or ''}: `cargo test`, see `tests/`")
     if sns_cols:

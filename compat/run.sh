@@ -26,6 +26,9 @@
 #   go-v1-json     aws-sdk-go v1.55.8, JSON             (compat/go/sdkv1, go.last.mod)
 #   awslocal       LocalStack's awslocal (awscli-local)  (compat/localstack/scenarios.py)
 #   localstack-client  localstack_client.session's boto3 clients (same file)
+#   ansible        ansible's amazon.aws/community.aws modules, endpoint_url set (compat/ansible)
+#   terraform-readback  the Terraform AWS provider's calls and read-back waits, in boto3
+#                  (compat/terraform/readback.py), with the AWS CLI's `sts get-caller-identity`
 # Each gets a FRESH `retsu` on a free 127.0.0.1 port, with --log-level
 # debug (awslocal and localstack-client: with --localstack too, and
 # LOCALSTACK_HOST naming it, as a project leaving LocalStack would run it); its output and the server's log go to
@@ -93,6 +96,13 @@
 #   <suite>.json with "service": "localstack", which report.py puts in a third
 #   table. Scenario keys: ls_queues, ls_topics, ls_subscriptions,
 #   ls_developer_endpoints.
+#
+#   Infrastructure as code: ansible writes ansible.json ("service": "ansible";
+#   keys ansible_caller_identity, ansible_apply, ansible_converged,
+#   ansible_remove) and terraform-readback writes terraform-readback.json
+#   ("service": "terraform"; keys tf_caller_identity, tf_sqs_queue,
+#   tf_sqs_queue_policy, tf_sns_topic, tf_sns_topic_subscription, tf_destroy),
+#   one table each.
 # ---------------------------------------------------------------------------
 set -euo pipefail
 
@@ -104,7 +114,7 @@ cd "$REPO"
 
 ALL_SUITES=(aws-cli boto3-json boto3-query aiobotocore celery node
             java-v2 java-v1-query java-v1-json spring jms go-v2 go-v1-query go-v1-json
-            awslocal localstack-client)
+            awslocal localstack-client ansible terraform-readback)
 if [ $# -gt 0 ]; then
   SUITES=("$@")
   for s in "${SUITES[@]}"; do
@@ -140,6 +150,11 @@ want boto3-query && envs+=(query)
 want aiobotocore && envs+=(aio)
 want celery && envs+=(celery)
 if want awslocal || want localstack-client; then envs+=(localstack); fi
+want ansible && envs+=(ansible)
+if want terraform-readback; then
+  case " ${envs[*]} " in *" current "*) ;; *) envs+=(current) ;; esac
+  case " ${envs[*]} " in *" cli "*) ;; *) envs+=(cli) ;; esac
+fi
 if [ ${#envs[@]} -gt 0 ]; then
   echo "== installing pinned Python clients"
   bash "$COMPAT/python/setup.sh" "${envs[@]}"
@@ -208,7 +223,10 @@ names = {"sqs": ["queue_lifecycle", "list_queues_pagination", "send_receive_dele
                  "batches_partial_failure", "visibility_change_release", "delay", "long_polling",
                  "fifo_order_group_lock_dedup", "dead_letter_and_move_task", "tags", "errors_typed"],
          "sns": ["sns_topic_lifecycle", "sns_fanout_envelope", "sns_raw_and_filter", "sns_fifo", "sns_errors"],
-         "localstack": ["ls_queues", "ls_topics", "ls_subscriptions", "ls_developer_endpoints"]}
+         "localstack": ["ls_queues", "ls_topics", "ls_subscriptions", "ls_developer_endpoints"],
+         "ansible": ["ansible_caller_identity", "ansible_apply", "ansible_converged", "ansible_remove"],
+         "terraform": ["tf_caller_identity", "tf_sqs_queue", "tf_sqs_queue_policy", "tf_sns_topic",
+                       "tf_sns_topic_subscription", "tf_destroy"]}
 '
 
 # A results file for a suite that produced none, so the report shows it.
@@ -397,6 +415,18 @@ run_suite() { # run_suite <suite>
         --tool "$suite" --out "$RESULTS/$suite.json" 2>&1 | tee "$log" || rc=$?
       [ -s "$RESULTS/$suite.json" ] || write_crash_result "$RESULTS/$suite.json" "$suite" "?" "?" \
         "suite exited $rc without results; see compat/results/logs/$suite.log" localstack
+      ;;
+    ansible)
+      "$COMPAT/.venv-ansible/bin/python" "$COMPAT/ansible/run_ansible.py" --endpoint "$ENDPOINT" \
+        --out "$RESULTS/ansible.json" --log "$LOGS/ansible.playbooks.log" 2>&1 | tee "$log" || rc=$?
+      [ -s "$RESULTS/ansible.json" ] || write_crash_result "$RESULTS/ansible.json" ansible "?" "?" \
+        "suite exited $rc without results; see compat/results/logs/$suite.log" ansible
+      ;;
+    terraform-readback)
+      "$COMPAT/.venv-boto3-current/bin/python" "$COMPAT/terraform/readback.py" --endpoint "$ENDPOINT" \
+        --aws "$COMPAT/.venv-cli/bin/aws" --out "$RESULTS/terraform-readback.json" 2>&1 | tee "$log" || rc=$?
+      [ -s "$RESULTS/terraform-readback.json" ] || write_crash_result "$RESULTS/terraform-readback.json" \
+        terraform-readback "?" "?" "suite exited $rc without results; see compat/results/logs/$suite.log" terraform
       ;;
     boto3-query)
       "$COMPAT/.venv-boto3-query/bin/python" "$COMPAT/python/scenarios.py" \

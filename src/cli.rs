@@ -412,7 +412,7 @@ mod tests {
         let c = cli.resolve(&m, None).unwrap().config;
         assert_eq!(c.port, 5000);
         assert_eq!(
-            c.base_url.as_deref(),
+            c.pinned_base_url("http://", c.port).as_deref(),
             Some("http://localhost.localstack.cloud:5000")
         );
         assert!(c.engine_config().region_in_every_url);
@@ -422,7 +422,7 @@ mod tests {
         assert_eq!(cli.resolve(&m, None).unwrap().config.port, 6000);
         let (cli, m) = Cli::try_parse_with_matches(["retsu", "--port", "6000"]).unwrap();
         let c = cli.resolve(&m, None).unwrap().config;
-        assert_eq!((c.port, c.base_url), (6000, None));
+        assert_eq!((c.port, c.pinned_base_url("http://", 6000)), (6000, None));
         let (cli, m) =
             Cli::try_parse_with_matches(["retsu", "--localstack", "--no-localstack"]).unwrap();
         assert!(cli.resolve(&m, None).is_err());

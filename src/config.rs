@@ -43,6 +43,13 @@ pub struct Config {
           value_parser = BoolishValueParser::new())]
     pub host_style_queue_urls: bool,
 
+    /// LocalStack's `standard` queue-URL host (`LOCALSTACK_HOST`, else
+    /// localhost.localstack.cloud) and port (`None`: the port the server is
+    /// bound to); set by `--localstack`. URLs on it keep the scheme the
+    /// request came in on, unlike a pinned `--base-url`.
+    #[arg(skip)]
+    pub localstack_url_host: Option<(String, Option<u16>)>,
+
     /// Name the region in the default region's queue URLs too (LocalStack's
     /// `standard` and `path` endpoint strategies); set by `--localstack`.
     #[arg(skip)]
@@ -243,6 +250,7 @@ impl Default for Config {
             region: "us-east-1".into(),
             account_id: "000000000000".into(),
             base_url: None,
+            localstack_url_host: None,
             host_style_queue_urls: false,
             region_in_every_url: false,
             strict_timing: false,
@@ -293,6 +301,18 @@ impl Config {
     /// The clock `--clock` and `--clock-start` ask for.
     pub fn build_clock(&self) -> ControlledClock {
         ControlledClock::from_settings(self.clock == ClockMode::Frozen, self.clock_start)
+    }
+
+    /// The base every queue URL starts with, when it does not come from
+    /// each request's `Host`: `--base-url` as given, else LocalStack's
+    /// `standard` host with `scheme` (the request's) and `bound_port` when
+    /// `LOCALSTACK_HOST` names no port.
+    pub fn pinned_base_url(&self, scheme: &str, bound_port: u16) -> Option<String> {
+        self.base_url.clone().or_else(|| {
+            self.localstack_url_host
+                .as_ref()
+                .map(|(host, port)| format!("{scheme}{host}:{}", port.unwrap_or(bound_port)))
+        })
     }
 
     pub fn engine_config(&self) -> EngineConfig {

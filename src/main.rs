@@ -143,7 +143,7 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
     println!("  account_id     {}", c.account_id);
     println!(
         "  base_url       {}",
-        c.base_url
+        c.pinned_base_url("http(s)://", c.port)
             .as_deref()
             .unwrap_or("(from each request's Host)")
     );
@@ -287,8 +287,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         }
     };
     let provision_base = config
-        .base_url
-        .clone()
+        .pinned_base_url("http://", config.port)
         .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
     if let Err(e) = plan.apply(&engine, &provision_base).await {
         tracing::error!("{e}");

@@ -15,6 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode, TlsContext, TrustStore};
 use common::process::{free_port, retsu};
 use serde_json::Value;
 
@@ -70,8 +71,9 @@ fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> 
 }
 
 impl Proc {
-    /// Spawns `command` (which listens on `port`) and waits, bounded, for
-    /// its "retsu ready" line.
+    /// Spawns `command` (which listens on `port`, or on the port its ready
+    /// line names when `port` is 0) and waits, bounded, for its "retsu
+    /// ready" line (after a `retsu tls` line, with TLS on).
     fn start(mut command: Command, port: u16) -> Proc {
         let mut child = command
             .stdin(Stdio::null())
@@ -88,7 +90,21 @@ impl Proc {
             stderr,
             seen_err: Vec::new(),
         };
-        let first = p.stdout_line(Duration::from_secs(20));
+        let mut first = p.stdout_line(Duration::from_secs(20));
+        if first
+            .as_deref()
+            .is_some_and(|l| l.starts_with("retsu tls "))
+        {
+            first = p.stdout_line(Duration::from_secs(20));
+        }
+        if port == 0 {
+            let bound = first
+                .as_deref()
+                .and_then(|l| l.strip_prefix("retsu ready http://127.0.0.1:"))
+                .and_then(|p| p.parse().ok());
+            p.port = bound.unwrap_or_else(|| panic!("ready line {first:?}"));
+        }
+        let port = p.port;
         assert_eq!(
             first.as_deref(),
             Some(format!("retsu ready http://127.0.0.1:{port}").as_str()),
@@ -514,5 +530,87 @@ async fn no_localstack_serves_none_of_it_and_runs_no_hook() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such init-hook directory"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An SQS client for `endpoint` over TLS, trusting only `ca_pem`.
+fn sqs_trusting(endpoint: &str, ca_pem: &[u8]) -> aws_sdk_sqs::Client {
+    use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+    let http = aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
+        .tls_context(
+            TlsContext::builder()
+                .with_trust_store(TrustStore::empty().with_pem_certificate(ca_pem.to_vec()))
+                .build()
+                .unwrap(),
+        )
+        .build_https();
+    aws_sdk_sqs::Client::from_conf(
+        aws_sdk_sqs::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+            .endpoint_url(endpoint)
+            .http_client(http)
+            .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
+            .build(),
+    )
+}
+
+#[tokio::test]
+async fn standard_urls_keep_the_requests_scheme_and_name_the_bound_port() {
+    // `--localstack --port 0`: the queue URLs name the port the server
+    // bound, not `:0`; over TLS they are https://, over plain HTTP on the
+    // same port http://, as under the other strategies.
+    let dir = scratch("tls");
+    let ca = retsu::tls::LocalCa::open(&dir.join("tls")).expect("a local CA");
+    let mut c = command();
+    c.args(["--localstack", "--port", "0", "--tls-cert"])
+        .arg(&ca.cert_path)
+        .arg("--tls-key")
+        .arg(&ca.key_path);
+    let p = Proc::start(c, 0);
+    let port = p.port;
+    assert_ne!(port, 0);
+    let host = format!("sqs.us-east-1.localhost.localstack.cloud:{port}/000000000000");
+
+    let plain = common::sdk_client(&p.endpoint(), "us-east-1");
+    let url = plain
+        .create_queue()
+        .queue_name("plain")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    assert_eq!(url, format!("http://{host}/plain"));
+
+    let ca_pem = std::fs::read(&ca.ca_path).unwrap();
+    let tls = sqs_trusting(&format!("https://127.0.0.1:{port}"), &ca_pem);
+    let url = tls
+        .create_queue()
+        .queue_name("secure")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    assert_eq!(url, format!("https://{host}/secure"));
+    let listed = tls.list_queues().send().await.unwrap();
+    assert_eq!(
+        listed.queue_urls(),
+        [
+            format!("https://{host}/plain"),
+            format!("https://{host}/secure")
+        ]
+    );
+    // The https URL works as a QueueUrl, as the http one does.
+    tls.send_message()
+        .queue_url(&url)
+        .message_body("over tls")
+        .send()
+        .await
+        .unwrap();
+    drop(p);
     std::fs::remove_dir_all(&dir).unwrap();
 }

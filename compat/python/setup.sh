@@ -6,9 +6,10 @@
 #   compat/.venv-aio            <- requirements-aio.txt     (aiobotocore)
 #   compat/.venv-celery         <- requirements-celery.txt  (Celery + kombu[sqs], pycurl)
 #   compat/.venv-localstack     <- requirements-localstack.txt (awslocal, localstack-client)
+#   compat/.venv-ansible        <- requirements-ansible.txt (ansible, its AWS collections, boto3)
 # Needs only python3 (with venv, or pip to fetch virtualenv) and PyPI.
 # Idempotent: a venv whose requirements file has not changed is left alone.
-# Usage: compat/python/setup.sh [current|query|cli|aio|celery|localstack ...]   (default: all)
+# Usage: compat/python/setup.sh [current|query|cli|aio|celery|localstack|ansible ...]   (default: all)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -84,7 +85,7 @@ EOF
 }
 
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(current query cli aio celery localstack)
+[ ${#targets[@]} -eq 0 ] && targets=(current query cli aio celery localstack ansible)
 for t in "${targets[@]}"; do
   case "$t" in
     current) setup_one boto3-current "$here/requirements-current.txt" ;;
@@ -93,6 +94,7 @@ for t in "${targets[@]}"; do
     aio) setup_one aio "$here/requirements-aio.txt" ;;
     celery) setup_one celery "$here/requirements-celery.txt" ;;
     localstack) setup_one localstack "$here/requirements-localstack.txt" ;;
+    ansible) setup_one ansible "$here/requirements-ansible.txt" ;;
     *) echo "unknown environment: $t" >&2; exit 2 ;;
   esac
 done

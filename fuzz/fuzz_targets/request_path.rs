@@ -264,6 +264,9 @@ fuzz_target!(|data: &[u8]| {
                         let result = sns.handle(&call.context, call.request).await;
                         protocol::sns::encode(&result, "fuzz")
                     }
+                    Ok(protocol::Decoded::Sts(call)) => {
+                        protocol::sts::caller_identity(&call.context.account_id, "fuzz")
+                    }
                     Err(response) => response,
                 };
                 assert!(

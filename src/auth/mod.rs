@@ -1,5 +1,6 @@
 //! Optional authentication (`--auth`): AWS Signature Version 4 on every
-//! SQS request, with configured access keys each mapped to an account.
+//! SQS, SNS and STS request, with configured access keys each mapped to an
+//! account.
 //!
 //! Off by default, as in every local emulator: then nothing here runs and
 //! the caller acts as the server's account. On, a request must carry a
@@ -32,6 +33,9 @@ use crate::protocol::{self, Call, HttpRequest, HttpResponse};
 
 /// The service name every SQS credential scope names.
 pub const SERVICE: &str = "sqs";
+/// The services a credential scope may name on this port: SQS, SNS (same
+/// port, routed by the scope) and STS (`GetCallerIdentity`).
+pub const SERVICES: [&str; 3] = [SERVICE, "sns", "sts"];
 /// How far a signature's time may be from ours (AWS: 15 minutes).
 pub const SKEW_MS: u64 = 15 * 60 * 1000;
 /// The longest a presigned URL may live (AWS: a week).
@@ -139,7 +143,7 @@ impl Verifier {
         if *terminator != "aws4_request" {
             return Err(errors::wrong_terminator(terminator));
         }
-        if *service != SERVICE {
+        if !SERVICES.contains(service) {
             return Err(errors::wrong_service());
         }
         let region_ok = !region.is_empty()
@@ -172,8 +176,8 @@ impl Verifier {
                 return Err(errors::content_hash());
             }
         }
-        let signing_key = sigv4::signing_key(&key.secret_key, scope_date, region, SERVICE);
-        let scope_text = format!("{scope_date}/{region}/{SERVICE}/aws4_request");
+        let signing_key = sigv4::signing_key(&key.secret_key, scope_date, region, service);
+        let scope_text = format!("{scope_date}/{region}/{service}/aws4_request");
         let mut matched = false;
         for payload_hash in &payload_hashes {
             let input = sigv4::CanonicalInput {

@@ -570,8 +570,7 @@ async fn own(
     .await
     .map_err(|e| e.to_string())??;
     let base = config
-        .base_url
-        .clone()
+        .pinned_base_url("http://", config.port)
         .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
     plan.apply(&engine, &base)
         .await

@@ -67,13 +67,16 @@ pub fn apply(
     match strategy.to_ascii_lowercase().as_str() {
         "standard" => {
             if !given("base_url") {
+                // The scheme and, when LOCALSTACK_HOST names none, the port
+                // are the server's to fill in: the request's scheme (TLS or
+                // not) and the port actually bound (`--port 0`).
                 let (host, port) = match var("LOCALSTACK_HOST") {
-                    Some(h) => host_and_port(&h, config.port)
+                    Some(h) => host_port_given(&h)
                         .map_err(|e| format!("LOCALSTACK_HOST={h:?}: {e}"))?,
-                    None => (None, config.port),
+                    None => (None, None),
                 };
                 let host = host.unwrap_or_else(|| LOCALHOST_CLOUD.into());
-                config.base_url = Some(format!("http://{host}:{port}"));
+                config.localstack_url_host = Some((host, port));
             }
             config.host_style_queue_urls = true;
             config.region_in_every_url = true;
@@ -112,6 +115,12 @@ pub fn apply(
 /// `host:port`, `:port`, `host` or `[v6]:port` (LocalStack's forms): the
 /// host when one is named, and the port or `default_port`.
 fn host_and_port(text: &str, default_port: u16) -> Result<(Option<String>, u16), String> {
+    let (host, port) = host_port_given(text)?;
+    Ok((host, port.unwrap_or(default_port)))
+}
+
+/// [`host_and_port`]'s parts as written: the port only when one is named.
+fn host_port_given(text: &str) -> Result<(Option<String>, Option<u16>), String> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (v6, after) = rest
             .split_once(']')
@@ -124,10 +133,11 @@ fn host_and_port(text: &str, default_port: u16) -> Result<(Option<String>, u16),
         }
     };
     let port = match port {
-        Some(p) => p
-            .parse()
-            .map_err(|_| format!("{p:?} is not a port number"))?,
-        None => default_port,
+        Some(p) => Some(
+            p.parse()
+                .map_err(|_| format!("{p:?} is not a port number"))?,
+        ),
+        None => None,
     };
     Ok((Some(host).filter(|h| !h.is_empty()), port))
 }
@@ -152,9 +162,15 @@ mod tests {
         let c = layered(&[], &[]).unwrap();
         assert_eq!(c.port, 4566);
         assert_eq!(c.host, "127.0.0.1");
+        assert_eq!(c.base_url, None);
         assert_eq!(
-            c.base_url.as_deref(),
+            c.pinned_base_url("http://", 4566).as_deref(),
             Some("http://localhost.localstack.cloud:4566")
+        );
+        // The request's scheme, and the port bound when none is named.
+        assert_eq!(
+            c.pinned_base_url("https://", 4567).as_deref(),
+            Some("https://localhost.localstack.cloud:4567")
         );
         assert!(c.engine_config().host_style_urls && c.engine_config().region_in_every_url);
         assert_eq!(c.log_level, "info");
@@ -172,22 +188,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!((c.host.as_str(), c.port), ("0.0.0.0", 4510));
-        assert_eq!(c.base_url.as_deref(), Some("http://localstack:4510"));
+        assert_eq!(
+            c.pinned_base_url("http://", 4510).as_deref(),
+            Some("http://localstack:4510")
+        );
         assert_eq!(c.log_level, "trace");
         let c = layered(&[("GATEWAY_LISTEN", ":4600"), ("DEBUG", "1")], &[]).unwrap();
         assert_eq!((c.host.as_str(), c.port), ("127.0.0.1", 4600));
         assert_eq!(c.log_level, "debug");
         let c = layered(&[("EDGE_PORT", "4567"), ("LOCALSTACK_HOST", "ls:80")], &[]).unwrap();
         assert_eq!(c.port, 4567);
-        assert_eq!(c.base_url.as_deref(), Some("http://ls:80"));
+        // A port LOCALSTACK_HOST names stays, whatever the server binds.
+        assert_eq!(
+            c.pinned_base_url("https://", 4567).as_deref(),
+            Some("https://ls:80")
+        );
     }
 
     #[test]
     fn strategies() {
         let c = layered(&[("SQS_ENDPOINT_STRATEGY", "path")], &[]).unwrap();
-        assert!(c.base_url.is_none() && !c.host_style_queue_urls && c.region_in_every_url);
+        assert!(c.pinned_base_url("http://", 1).is_none());
+        assert!(!c.host_style_queue_urls && c.region_in_every_url);
         let c = layered(&[("SQS_ENDPOINT_STRATEGY", "off")], &[]).unwrap();
-        assert!(c.base_url.is_none() && !c.region_in_every_url);
+        assert!(c.pinned_base_url("http://", 1).is_none() && !c.region_in_every_url);
         for bad in ["domain", "dynamic"] {
             let e = layered(&[("SQS_ENDPOINT_STRATEGY", bad)], &[]).unwrap_err();
             assert!(e.contains("SQS_ENDPOINT_STRATEGY"), "{e}");
@@ -203,7 +227,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!((c.host.as_str(), c.port), ("127.0.0.1", 9324));
-        assert_eq!(c.base_url, None);
+        assert_eq!(c.pinned_base_url("http://", 9324), None);
         assert_eq!(c.log_level, "info");
     }
 }

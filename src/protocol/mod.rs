@@ -17,6 +17,7 @@ mod json_send;
 pub mod lambda;
 pub mod query;
 pub mod sns;
+pub mod sts;
 pub mod xml;
 
 use axum::http::{HeaderMap, HeaderName};
@@ -96,11 +97,13 @@ pub struct Call {
     pub request: Request,
 }
 
-/// A decoded request: SQS's, in either protocol, or SNS's (query only).
+/// A decoded request: SQS's, in either protocol, SNS's (query only), or
+/// STS's `GetCallerIdentity` (query only).
 #[derive(Debug, Clone)]
 pub enum Decoded {
     Sqs(Call),
     Sns(SnsCall),
+    Sts(sts::StsCall),
 }
 
 /// A decoded SNS request, ready for the SNS service.
@@ -163,6 +166,10 @@ pub fn decode(
             }))
         }
         WireForm::Query(params) => {
+            if sts::is_sts(req, &params) {
+                let context = context::build(settings, &req.headers, &params, true);
+                return sts::decode(&params, context, request_id).map(Decoded::Sts);
+            }
             if let Some(action) = sns::route(req, &params) {
                 let context = context::build(settings, &req.headers, &params, true);
                 let request =
@@ -295,6 +302,7 @@ mod tests {
         match decoded {
             Ok(Decoded::Sqs(call)) => call,
             Ok(Decoded::Sns(call)) => panic!("decoded as SNS: {call:?}"),
+            Ok(Decoded::Sts(call)) => panic!("decoded as STS: {call:?}"),
             Err(response) => panic!("refused: {response:?}"),
         }
     }

@@ -203,7 +203,7 @@ pub async fn start_with_services(
     let settings = Settings {
         default_region: config.region.clone(),
         account_id: config.account_id.clone(),
-        base_url: config.base_url.clone(),
+        base_url: config.pinned_base_url("http://", local_addr.port()),
         fallback_base_url: config
             .reached_at
             .clone()
@@ -215,6 +215,8 @@ pub async fn start_with_services(
             .fallback_base_url
             .replacen("http://", "https://", 1),
         scheme: "https://",
+        // LocalStack's standard URLs keep the scheme; a --base-url stays as given.
+        base_url: config.pinned_base_url("https://", local_addr.port()),
         ..settings.clone()
     };
     let state = Arc::new(AppState {
@@ -433,6 +435,14 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> axum::respo
             return HttpResponse::into_http(
                 serve_sns(&state, identity.as_ref(), call, &request_id).await,
             );
+        }
+        Ok(protocol::Decoded::Sts(call)) => {
+            // The caller's account: its key's under --auth, else the server's.
+            let account = identity
+                .as_ref()
+                .map_or(&call.context.account_id, |i| &i.account_id);
+            tracing::debug!(%request_id, account, "STS GetCallerIdentity");
+            return HttpResponse::into_http(protocol::sts::caller_identity(account, &request_id));
         }
         Ok(protocol::Decoded::Sqs(call)) => {
             crate::auth::admit(identity.as_ref(), &state.engine, call, &request_id)
