@@ -29,6 +29,7 @@
 #   ansible        ansible's amazon.aws/community.aws modules, endpoint_url set (compat/ansible)
 #   terraform-readback  the Terraform AWS provider's calls and read-back waits, in boto3
 #                  (compat/terraform/readback.py), with the AWS CLI's `sts get-caller-identity`
+#                  (TF_READBACK_TIME_SCALE=F multiplies its waits; 1, the provider's, by default)
 # Each gets a FRESH `retsu` on a free 127.0.0.1 port, with --log-level
 # debug (awslocal and localstack-client: with --localstack too, and
 # LOCALSTACK_HOST naming it, as a project leaving LocalStack would run it); its output and the server's log go to
@@ -424,7 +425,8 @@ run_suite() { # run_suite <suite>
       ;;
     terraform-readback)
       "$COMPAT/.venv-boto3-current/bin/python" "$COMPAT/terraform/readback.py" --endpoint "$ENDPOINT" \
-        --aws "$COMPAT/.venv-cli/bin/aws" --out "$RESULTS/terraform-readback.json" 2>&1 | tee "$log" || rc=$?
+        --aws "$COMPAT/.venv-cli/bin/aws" --out "$RESULTS/terraform-readback.json" \
+        --time-scale "${TF_READBACK_TIME_SCALE:-1}" 2>&1 | tee "$log" || rc=$?
       [ -s "$RESULTS/terraform-readback.json" ] || write_crash_result "$RESULTS/terraform-readback.json" \
         terraform-readback "?" "?" "suite exited $rc without results; see compat/results/logs/$suite.log" terraform
       ;;
