@@ -4,9 +4,11 @@
 //! - `GET /_retsu/lambda/mappings`: every event source mapping as
 //!   `ListEventSourceMappings` describes it (what `retsu mappings` and the
 //!   console show), without the Lambda API's SigV4 under `--auth`;
-//! - `GET /_retsu/lambda/invocations[?source=ID]`: the recent invocations,
-//!   oldest first, of every mapping and `lambda` subscription, or of one
-//!   (a mapping's UUID or a subscription's ARN).
+//! - `GET /_retsu/lambda/invocations[?source=ID][&message=ID]`: the recent
+//!   invocations, oldest first, of every mapping and `lambda`
+//!   subscription, or of one (a mapping's UUID or a subscription's ARN),
+//!   or those whose event held one message (why a message reached its
+//!   dead-letter queue).
 
 use std::sync::Arc;
 
@@ -74,9 +76,14 @@ async fn invocations(State((lambda, token)): State<Shared>, req: Request) -> Res
     if let Some(refusal) = refused(&token, req.headers()) {
         return refusal;
     }
-    let source = form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
-        .find(|(k, _)| k == "source")
-        .map(|(_, v)| v.into_owned());
-    let recent = lambda.invocations().recent(source.as_deref());
+    let param = |name: &str| {
+        form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let (source, message) = (param("source"), param("message"));
+    let recent = lambda
+        .invocations()
+        .recent(source.as_deref(), message.as_deref());
     answer(StatusCode::OK, &json!({ "invocations": recent }))
 }

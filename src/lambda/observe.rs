@@ -47,6 +47,11 @@ pub struct InvocationRecord {
     pub error: Option<String>,
     /// The message ids a partial batch response reported failed.
     pub failed_items: Vec<String>,
+    /// The ids of the event's messages: SQS message ids for a mapping
+    /// (a message moved to its dead-letter queue keeps its id, so its
+    /// invocations say why it got there), the SNS message id for a
+    /// subscription.
+    pub messages: Vec<String>,
     /// For a subscription: which attempt of the asynchronous invocation
     /// (1 to 3).
     pub attempt: Option<u32>,
@@ -86,12 +91,14 @@ impl Invocations {
         recent.push_back(record);
     }
 
-    /// The recent invocations, oldest first; only `source_id`'s when given.
-    pub fn recent(&self, source_id: Option<&str>) -> Vec<InvocationRecord> {
+    /// The recent invocations, oldest first; only `source_id`'s, and
+    /// only those whose event held `message`, when given.
+    pub fn recent(&self, source_id: Option<&str>, message: Option<&str>) -> Vec<InvocationRecord> {
         let recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         recent
             .iter()
             .filter(|r| source_id.is_none_or(|id| r.source_id == id))
+            .filter(|r| message.is_none_or(|m| r.messages.iter().any(|id| id == m)))
             .cloned()
             .collect()
     }
@@ -114,6 +121,7 @@ mod tests {
             result,
             error: None,
             failed_items: failed.iter().map(|s| s.to_string()).collect(),
+            messages: vec!["m1".into(), "m2".into(), "m3".into()],
             attempt: None,
         }
     }
@@ -127,8 +135,10 @@ mod tests {
             log.record(record("a", "ok", &[]));
         }
         log.record(record("b", "partial", &["m1", "m2"]));
-        assert_eq!(log.recent(None).len(), RECENT);
-        assert_eq!(log.recent(Some("b")).len(), 1);
+        assert_eq!(log.recent(None, None).len(), RECENT);
+        assert_eq!(log.recent(Some("b"), None).len(), 1);
+        assert_eq!(log.recent(Some("b"), Some("m2")).len(), 1);
+        assert!(log.recent(None, Some("m4")).is_empty());
         let labels = |source: &str, result| InvocationLabels {
             function: "f".into(),
             source: source.into(),

@@ -277,6 +277,7 @@ impl Worker {
             result,
             error,
             failed_items,
+            messages: ids.iter().map(|id| id.to_string()).collect(),
             attempt: None,
         });
         match failed {

@@ -119,6 +119,7 @@ async fn deliver(lambda: &Lambda, d: &LambdaDelivery) {
             result: if error.is_none() { "ok" } else { "failed" },
             error: error.clone(),
             failed_items: Vec::new(),
+            messages: vec![d.message_id.clone()],
             attempt: Some(n as u32 + 1),
         });
         let Some(why) = error else {
