@@ -162,7 +162,9 @@ async fn map(lambda: &aws_sdk_lambda::Client, queue: &str) -> String {
         .function_name("orders")
         .event_source_arn(queue_arn(queue))
         .batch_size(10)
-        .function_response_types(aws_sdk_lambda::types::FunctionResponseType::ReportBatchItemFailures)
+        .function_response_types(
+            aws_sdk_lambda::types::FunctionResponseType::ReportBatchItemFailures,
+        )
         .send()
         .await
         .unwrap()
@@ -194,7 +196,13 @@ async fn a_partial_batch_is_logged_with_the_items_that_failed() {
     let log = invocations(&server, &format!("?source={uuid}")).await;
     let with_bad = log
         .iter()
-        .find(|r| r["messages"].as_array().unwrap().iter().any(|m| *m == bad.as_str()))
+        .find(|r| {
+            r["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| *m == bad.as_str())
+        })
         .unwrap();
     assert_eq!(with_bad["source"], "mapping");
     assert_eq!(with_bad["function"], "orders");
@@ -227,7 +235,10 @@ async fn a_message_dead_lettered_by_failed_invocations_shows_why() {
         queue_arn("jobs-dlq")
     );
     let url = server
-        .create_queue_with("jobs", &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy)])
+        .create_queue_with(
+            "jobs",
+            &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy)],
+        )
         .await;
     let id = server.send(&url, "doomed").await;
     let uuid = map(&lambda, "jobs").await;
@@ -255,7 +266,10 @@ async fn a_message_dead_lettered_by_failed_invocations_shows_why() {
         assert_eq!(r["source_id"], uuid.as_str());
         assert_eq!(r["result"], "failed");
         assert!(
-            r["error"].as_str().unwrap().contains("this handler always fails"),
+            r["error"]
+                .as_str()
+                .unwrap()
+                .contains("this handler always fails"),
             "{r}"
         );
     }
@@ -280,7 +294,11 @@ async fn retsu_mappings_lists_them() {
             .args(["--endpoint", &server.endpoint()])
             .output()
             .expect("retsu runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     assert_eq!(cli(&["mappings"]).trim(), "no event source mappings");
@@ -302,12 +320,40 @@ async fn retsu_mappings_lists_them() {
 
     let table = cli(&["mappings"]);
     let mut lines = table.lines();
-    let header: Vec<&str> = lines.next().unwrap().split("  ").filter(|c| !c.is_empty()).map(str::trim).collect();
-    assert_eq!(header, ["UUID", "FUNCTION", "QUEUE", "STATE", "BATCH", "LAST RESULT"]);
-    let row: Vec<&str> = lines.next().unwrap().split("  ").filter(|c| !c.is_empty()).map(str::trim).collect();
-    assert_eq!(row, [uuid.as_str(), "orders", "jobs", "Disabled", "5", "No records processed"]);
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        header,
+        ["UUID", "FUNCTION", "QUEUE", "STATE", "BATCH", "LAST RESULT"]
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        row,
+        [
+            uuid.as_str(),
+            "orders",
+            "jobs",
+            "Disabled",
+            "5",
+            "No records processed"
+        ]
+    );
 
     let json: Value = serde_json::from_str(&cli(&["mappings", "--json"])).unwrap();
     assert_eq!(json["mappings"][0]["UUID"], uuid.as_str());
-    assert_eq!(json["mappings"][0]["EventSourceArn"], queue_arn("jobs").as_str());
+    assert_eq!(
+        json["mappings"][0]["EventSourceArn"],
+        queue_arn("jobs").as_str()
+    );
 }

@@ -56,8 +56,9 @@ fn rie_available() -> bool {
 }
 
 /// The invokers run on the node whose engine made the delivery; these
-/// tests read that node's invocation log and move one clock, so they run
-/// on a single node.
+/// tests read that node's invocation log and `/metrics`, which in a
+/// cluster are each node's own (the test's proxy may hand a read to a node
+/// that invoked nothing), so they run on a single node.
 fn single_node_only() -> bool {
     if common::in_cluster() {
         eprintln!("skipped in a cluster: SNS-to-Lambda invocations are tested on a single node");
@@ -77,7 +78,8 @@ struct Rie {
 impl Rie {
     fn start(handler: &str) -> Rie {
         let port = free_port();
-        let log = std::env::temp_dir().join(format!("retsu-sns-lambda-{}.log", uuid::Uuid::new_v4()));
+        let log =
+            std::env::temp_dir().join(format!("retsu-sns-lambda-{}.log", uuid::Uuid::new_v4()));
         let child = std::process::Command::new("bash")
             .arg(root().join("scripts/lambda-rie.sh"))
             .args(["run", &format!("127.0.0.1:{port}")])
@@ -240,7 +242,10 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
         .message_id
         .unwrap();
 
-    eventually("the function was invoked", || async { !rie.events().is_empty() }).await;
+    eventually("the function was invoked", || async {
+        !rie.events().is_empty()
+    })
+    .await;
     eventually("the delivery is a step", || async {
         steps(&server, &subscription)
             .await
@@ -263,8 +268,14 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
     assert_eq!(n["Message"], "order 1 placed");
     assert_eq!(n["SignatureVersion"], "1");
     assert!(n["Signature"].as_str().is_some_and(|s| !s.is_empty()));
-    assert!(n["SigningCertUrl"].as_str().unwrap().starts_with("http"), "{n}");
-    assert!(n["SigningCertURL"].is_null(), "Lambda spells it SigningCertUrl");
+    assert!(
+        n["SigningCertUrl"].as_str().unwrap().starts_with("http"),
+        "{n}"
+    );
+    assert!(
+        n["SigningCertURL"].is_null(),
+        "Lambda spells it SigningCertUrl"
+    );
     assert!(n["UnsubscribeUrl"]
         .as_str()
         .unwrap()
@@ -281,7 +292,10 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
     assert_eq!(rie.events().len(), 1);
     let delivered = steps(&server, &subscription).await;
     assert_eq!(
-        delivered.iter().filter(|s| s["kind"] == "delivered").count(),
+        delivered
+            .iter()
+            .filter(|s| s["kind"] == "delivered")
+            .count(),
         1
     );
     assert!(delivered.iter().all(|s| s["protocol"] == "lambda"));
@@ -399,8 +413,9 @@ async fn a_failing_function_is_retried_after_one_then_two_minutes_then_dead_lett
     let log = invocations(&server).await;
     let attempts: Vec<&Value> = log.iter().map(|r| &r["attempt"]).collect();
     assert_eq!(attempts, [1, 2, 3]);
-    assert!(log.iter().all(|r| r["result"] == "failed"
-        && r["error"].as_str().unwrap().contains("always fails")));
+    assert!(log
+        .iter()
+        .all(|r| r["result"] == "failed" && r["error"].as_str().unwrap().contains("always fails")));
     let text = metrics(&server).await;
     let line = format!(
         "retsu_lambda_invocations_total{{function=\"notify\",source=\"{subscription}\",result=\"failed\"}} 3"

@@ -26,7 +26,10 @@ type Shared = (Arc<Lambda>, Option<String>);
 pub fn router(lambda: Arc<Lambda>, token: Option<String>) -> Router {
     Router::new()
         .route("/_retsu/lambda/mappings", axum::routing::get(mappings))
-        .route("/_retsu/lambda/invocations", axum::routing::get(invocations))
+        .route(
+            "/_retsu/lambda/invocations",
+            axum::routing::get(invocations),
+        )
         .with_state((lambda, token))
 }
 

@@ -78,7 +78,9 @@ fn queue_name(arn: &str) -> Option<&str> {
         && partition.starts_with("aws")
         && service == "sqs"
         && !region.is_empty()
-        && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && account.len() == 12
         && account.bytes().all(|b| b.is_ascii_digit())
         && !name.is_empty()
@@ -103,7 +105,10 @@ mod tests {
     }
 
     fn functions() -> Vec<FunctionTarget> {
-        vec![FunctionTarget::with_url("orders", "http://127.0.0.1:9000", Default::default(), 3).unwrap()]
+        vec![
+            FunctionTarget::with_url("orders", "http://127.0.0.1:9000", Default::default(), 3)
+                .unwrap(),
+        ]
     }
 
     fn why(settings: serde_json::Value) -> String {
@@ -120,21 +125,45 @@ mod tests {
         )
         .is_ok());
         let e = why(serde_json::json!({"FunctionName": "billing", "EventSourceArn": q}));
-        assert!(e.starts_with("retsu.toml, line 7: event source mapping: function \"billing\" is not declared"), "{e}");
+        assert!(
+            e.starts_with(
+                "retsu.toml, line 7: event source mapping: function \"billing\" is not declared"
+            ),
+            "{e}"
+        );
         assert!(e.contains("declared: orders"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": "arn:aws:sqs:us-east-1:0:jobs"}));
+        let e = why(
+            serde_json::json!({"FunctionName": "orders", "EventSourceArn": "arn:aws:sqs:us-east-1:0:jobs"}),
+        );
         assert!(e.contains("is not an SQS queue's ARN"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": "arn:aws:sns:us-east-1:000000000000:t"}));
+        let e = why(
+            serde_json::json!({"FunctionName": "orders", "EventSourceArn": "arn:aws:sns:us-east-1:000000000000:t"}),
+        );
         assert!(e.contains("is not an SQS queue's ARN"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": q, "BatchSize": 0}));
+        let e =
+            why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": q, "BatchSize": 0}));
         assert!(e.contains("greater than or equal to 1"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": q, "BatchSize": 10001}));
+        let e = why(
+            serde_json::json!({"FunctionName": "orders", "EventSourceArn": q, "BatchSize": 10001}),
+        );
         assert!(e.contains("less than or equal to 10000"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": q, "BatchSize": 50}));
-        assert!(e.contains("greater than 0 if maximum batch size is greater than 10"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": fifo, "MaximumBatchingWindowInSeconds": 1}));
-        assert!(e.contains("Batching window is not supported for FIFO queues"), "{e}");
-        let e = why(serde_json::json!({"FunctionName": "orders", "EventSourceArn": fifo, "BatchSize": 11}));
+        let e = why(
+            serde_json::json!({"FunctionName": "orders", "EventSourceArn": q, "BatchSize": 50}),
+        );
+        assert!(
+            e.contains("greater than 0 if maximum batch size is greater than 10"),
+            "{e}"
+        );
+        let e = why(
+            serde_json::json!({"FunctionName": "orders", "EventSourceArn": fifo, "MaximumBatchingWindowInSeconds": 1}),
+        );
+        assert!(
+            e.contains("Batching window is not supported for FIFO queues"),
+            "{e}"
+        );
+        let e = why(
+            serde_json::json!({"FunctionName": "orders", "EventSourceArn": fifo, "BatchSize": 11}),
+        );
         assert!(e.contains("for FIFO queues"), "{e}");
     }
 }

@@ -144,7 +144,10 @@ mod tests {
             source: source.into(),
             result,
         };
-        assert_eq!(counters.0.get_or_create(&labels("a", "ok")).get(), RECENT as u64);
+        assert_eq!(
+            counters.0.get_or_create(&labels("a", "ok")).get(),
+            RECENT as u64
+        );
         assert_eq!(counters.1.get_or_create(&labels("b", "failed")).get(), 2);
     }
 }

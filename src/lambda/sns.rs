@@ -156,7 +156,10 @@ async fn deliver(lambda: &Lambda, d: &LambdaDelivery) {
     give_up(
         lambda,
         d,
-        format!("function {} failed {attempts} times: {last_error}", function.name),
+        format!(
+            "function {} failed {attempts} times: {last_error}",
+            function.name
+        ),
     );
 }
 
