@@ -1,4 +1,4 @@
-//! `retsu peek|history|events|clock|faults|reset`: thin clients of a
+//! `retsu peek|history|events|clock|faults|reset|topics|mappings`: thin clients of a
 //! running server's admin API (`/_retsu/*`), readable tables by default,
 //! the API's JSON with `--json`.
 //!
@@ -486,6 +486,34 @@ fn render_topics(v: &Value) -> String {
     )
 }
 
+/// One row per event source mapping: the source queue by name (its ARN
+/// with `--json`), the function by name.
+fn render_mappings(v: &Value) -> String {
+    let last = |arn: &Value| text(arn).rsplit(':').next().unwrap_or("").to_string();
+    let rows: Vec<Vec<String>> = v["mappings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            vec![
+                text(&m["UUID"]),
+                last(&m["FunctionArn"]),
+                last(&m["EventSourceArn"]),
+                text(&m["State"]),
+                text(&m["BatchSize"]),
+                text(&m["LastProcessingResult"]),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return "no event source mappings".into();
+    }
+    table(
+        &["UUID", "FUNCTION", "QUEUE", "STATE", "BATCH", "LAST RESULT"],
+        &rows,
+    )
+}
+
 /// Left-aligned columns, two spaces apart.
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
@@ -718,6 +746,7 @@ pub enum AdminCommand {
     Clock(Option<ClockAction>),
     Faults(Option<FaultsAction>),
     Topics,
+    Mappings,
     Cluster(Option<ClusterAction>),
     Reset {
         queue: Option<String>,
@@ -804,6 +833,11 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
         AdminCommand::Topics => {
             let v = client.ok("GET", "/_retsu/topics", None)?;
             let t = render_topics(&v);
+            (v, t)
+        }
+        AdminCommand::Mappings => {
+            let v = client.ok("GET", "/_retsu/lambda/mappings", None)?;
+            let t = render_mappings(&v);
             (v, t)
         }
         AdminCommand::Cluster(action) => {
@@ -895,6 +929,22 @@ mod tests {
             json!({"seed": 1, "profile": "aws-like", "latency_ms": [0, 50]})
         );
         assert!(settings_object(&["nope".into()]).is_err());
+        let mappings = json!({"mappings": [{
+            "UUID": "u1",
+            "FunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:orders",
+            "EventSourceArn": "arn:aws:sqs:us-east-1:000000000000:jobs",
+            "State": "Enabled",
+            "BatchSize": 10,
+            "LastProcessingResult": "OK",
+        }]});
+        assert_eq!(
+            render_mappings(&mappings),
+            "UUID  FUNCTION  QUEUE  STATE    BATCH  LAST RESULT\nu1    orders    jobs   Enabled  10     OK"
+        );
+        assert_eq!(
+            render_mappings(&json!({"mappings": []})),
+            "no event source mappings"
+        );
         assert_eq!(query(&[("a", Some("x y".into())), ("b", None)]), "?a=x+y");
     }
 }

@@ -122,6 +122,11 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// List Lambda event source mappings: UUID, function, source queue, state, batch size and last result (admin API).
+    Mappings {
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
     /// Show a cluster's nodes, their heartbeats, and which holds the store (GET /_retsu/cluster); drain or undrain a node.
     Cluster {
         #[command(subcommand)]
@@ -191,6 +196,7 @@ impl Command {
             ),
             Command::Clock { action, admin } => (AdminCommand::Clock(action.clone()), admin),
             Command::Topics { admin } => (AdminCommand::Topics, admin),
+            Command::Mappings { admin } => (AdminCommand::Mappings, admin),
             Command::Cluster { action, admin } => (AdminCommand::Cluster(action.clone()), admin),
             Command::Faults { action, admin } => (AdminCommand::Faults(action.clone()), admin),
             Command::Reset { queue, admin } => (

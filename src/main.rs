@@ -122,6 +122,11 @@ async fn resolve_and_check(
         eprintln!("retsu: {e}");
         ExitCode::from(BAD_CONFIG)
     })?;
+    let c = &resolved.config;
+    if let Err(e) = retsu::lambda::declared::check(&c.event_source_mappings, &c.functions) {
+        eprintln!("retsu: {e}");
+        return Err(ExitCode::from(BAD_CONFIG));
+    }
     if let Err(e) = resolved.plan.check(resolved.config.engine_config()).await {
         eprintln!("retsu: {e}");
         return Err(ExitCode::from(BAD_CONFIG));
@@ -200,6 +205,16 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
         names.len(),
         names.join(", ")
     );
+    if !c.functions.is_empty() {
+        let names: Vec<&str> = c.functions.iter().map(|f| f.name.as_str()).collect();
+        println!("  functions      {} ({})", names.len(), names.join(", "));
+    }
+    if !c.event_source_mappings.is_empty() {
+        println!(
+            "  mappings       {} (checked; created at start)",
+            c.event_source_mappings.len()
+        );
+    }
     if !resolved.plan.topics.is_empty() {
         let topics: Vec<String> = resolved
             .plan

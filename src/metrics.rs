@@ -84,6 +84,19 @@ struct ActionLabels {
 
 type LatencyFamily = Family<ActionLabels, Histogram, fn() -> Histogram>;
 
+/// One Lambda invocation's labels: the function, what invoked it (a
+/// mapping's UUID or an SNS subscription's ARN) and how it ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct InvocationLabels {
+    pub function: String,
+    pub source: String,
+    pub result: &'static str,
+}
+
+/// Lambda invocations by function, source and result, counted by
+/// `crate::lambda::observe` and shown on `/metrics`.
+pub type InvocationCounts = Family<InvocationLabels, Counter>;
+
 fn queue_labels(key: &QueueKey) -> QueueLabels {
     QueueLabels {
         region: key.region.clone(),
@@ -108,6 +121,10 @@ pub struct Metrics {
     /// labels.
     ok: Vec<Counter>,
     latencies: Vec<Histogram>,
+    /// Lambda invocations (see [`InvocationLabels`]) and the records
+    /// their partial batch responses reported failed.
+    lambda_invocations: InvocationCounts,
+    lambda_failed_items: InvocationCounts,
 }
 
 impl Default for Metrics {
@@ -149,7 +166,18 @@ impl Metrics {
             latency,
             ok,
             latencies,
+            lambda_invocations: Family::default(),
+            lambda_failed_items: Family::default(),
         }
+    }
+
+    /// The Lambda counters, shared with who counts invocations: each
+    /// invocation, and each record a partial batch response failed.
+    pub fn lambda_counters(&self) -> (InvocationCounts, InvocationCounts) {
+        (
+            self.lambda_invocations.clone(),
+            self.lambda_failed_items.clone(),
+        )
     }
 
     /// Records one SQS request: its action (`None`: it could not be
@@ -317,6 +345,17 @@ impl Metrics {
             "sqs_request_duration_seconds",
             "SQS request latency, from the request's arrival to its answer",
             self.latency.clone(),
+        );
+
+        registry.register(
+            "lambda_invocations",
+            "Lambda invocations by function, source (an event source mapping's UUID or an SNS subscription's ARN) and result (ok, partial, failed)",
+            self.lambda_invocations.clone(),
+        );
+        registry.register(
+            "lambda_failed_items",
+            "Records a function's partial batch response reported failed, by function and source (result is always failed)",
+            self.lambda_failed_items.clone(),
         );
 
         let mut out = String::new();

@@ -262,6 +262,59 @@ fn check_config_validates_without_starting() {
 }
 
 #[test]
+fn check_config_checks_event_source_mappings() {
+    let head = "[[functions]]\nname = \"orders\"\nurl = \"http://127.0.0.1:9000\"\n\n[[queues]]\nname = \"jobs\"\n\n[[queues]]\nname = \"jobs.fifo\"\n[queues.attributes]\nFifoQueue = \"true\"\n\n";
+    let good = write_file(
+        "mapping-good.toml",
+        &format!("{head}[[event_source_mappings]]\nfunction = \"orders\"\nqueue = \"jobs\"\nbatch_size = 100\nmaximum_batching_window = 5\n"),
+    );
+    let out = retsu_command_check(&good);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("functions      1 (orders)"), "{text}");
+    assert!(text.contains("mappings       1"), "{text}");
+
+    // Each fault on its own: the file, the mapping's line, and why.
+    for (name, mapping, why) in [
+        (
+            "mapping-function.toml",
+            "function = \"billing\"\nqueue = \"jobs\"\n",
+            "event source mapping: function \"billing\" is not declared in [[functions]] or by --function (declared: orders)",
+        ),
+        (
+            "mapping-arn.toml",
+            "function = \"orders\"\nqueue = \"arn:aws:sqs:us-east-1:12:jobs\"\n",
+            "event source mapping: queue \"arn:aws:sqs:us-east-1:12:jobs\" is not an SQS queue's ARN",
+        ),
+        (
+            "mapping-batch.toml",
+            "function = \"orders\"\nqueue = \"jobs\"\nbatch_size = 20000\n",
+            "Value '20000' at 'batchSize' failed to satisfy constraint: Member must have value less than or equal to 10000",
+        ),
+        (
+            "mapping-window.toml",
+            "function = \"orders\"\nqueue = \"jobs\"\nbatch_size = 50\n",
+            "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10",
+        ),
+        (
+            "mapping-fifo.toml",
+            "function = \"orders\"\nqueue = \"jobs.fifo\"\nmaximum_batching_window = 5\n",
+            "event source mapping: Batching window is not supported for FIFO queues.",
+        ),
+    ] {
+        let file = write_file(name, &format!("{head}[[event_source_mappings]]\n{mapping}"));
+        let out = retsu_command_check(&file);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("{}, line 13: ", file.display())),
+            "{name}: {err}"
+        );
+        assert!(err.contains(why), "{name}: {err}");
+    }
+}
+
+#[test]
 fn a_bad_file_stops_start_up_before_listening() {
     let port = free_port();
     let bad = write_file(

@@ -13,6 +13,7 @@ import { MessageView } from './views/message.js';
 import { DeadLettersView } from './views/dlq.js';
 import { TimeView } from './views/time.js';
 import { ClusterView } from './views/cluster.js';
+import { LambdaView } from './views/lambda.js';
 
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -27,6 +28,7 @@ function parseRoute(hash) {
   if (parts[0] === 'dead-letters') return { view: 'dlq' };
   if (parts[0] === 'time') return { view: 'time' };
   if (parts[0] === 'cluster') return { view: 'cluster' };
+  if (parts[0] === 'lambda') return { view: 'lambda' };
   return { view: 'queues' };
 }
 
@@ -67,6 +69,7 @@ const NAV = [
   ['queues', '#/queues', 'Queues'],
   ['topics', '#/topics', 'Topics'],
   ['dlq', '#/dead-letters', 'Dead letters'],
+  ['lambda', '#/lambda', 'Lambda'],
   ['time', '#/time', 'Time & faults'],
 ];
 const CLUSTER_NAV = ['cluster', '#/cluster', 'Cluster'];
@@ -106,6 +109,7 @@ function App() {
     case 'dlq': view = html`<${DeadLettersView} />`; break;
     case 'time': view = html`<${TimeView} />`; break;
     case 'cluster': view = html`<${ClusterView} />`; break;
+    case 'lambda': view = html`<${LambdaView} />`; break;
     default: view = html`<${QueuesView} />`;
   }
   return html`

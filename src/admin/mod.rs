@@ -110,7 +110,7 @@ impl Admin {
     }
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
     for (i, y) in b.iter().enumerate() {
         let x = a.get(i).copied().unwrap_or(0);

@@ -8,6 +8,10 @@
 //!   client (ReceiveMessage long polls, DeleteMessageBatch);
 //! - `record.rs`: the event's records and the partial-batch answer;
 //! - `filter.rs`: `FilterCriteria`, on SNS's filter-policy engine;
+//! - `sns.rs`: SNS's `lambda` subscriptions, invoked asynchronously;
+//! - `observe.rs`: the recent invocations and their counters;
+//! - `admin.rs`: `/_retsu/lambda/*`, the mappings and invocations;
+//! - `declared.rs`: `retsu check-config`'s checks of the file's mappings;
 //! - the wire (Lambda's REST-JSON paths) is `crate::protocol::lambda`.
 //!
 //! Mappings are kept in the engine's queue-level state (the service
@@ -21,12 +25,16 @@ use serde_json::{json, Value};
 
 use crate::engine::{Engine, QueueKey};
 
+pub mod admin;
+pub mod declared;
 pub mod error;
 pub mod filter;
 pub mod function;
 pub mod mapping;
+pub mod observe;
 pub mod poller;
 pub mod record;
+pub mod sns;
 
 pub use error::LambdaError;
 pub use function::FunctionTarget;
@@ -62,6 +70,8 @@ pub struct Lambda {
     state: Mutex<State>,
     /// The runtime pollers run on.
     runtime: tokio::runtime::Handle,
+    /// Every invocation, from mappings and SNS subscriptions.
+    invocations: Arc<observe::Invocations>,
 }
 
 #[derive(Default)]
@@ -102,6 +112,7 @@ impl Lambda {
             account: account.to_string(),
             state: Mutex::new(State::default()),
             runtime: tokio::runtime::Handle::current(),
+            invocations: Arc::default(),
         });
         if let Some(kept) = engine.take_restored_service(SERVICE) {
             let mappings: Vec<Mapping> = serde_json::from_value(kept).unwrap_or_default();
@@ -130,6 +141,17 @@ impl Lambda {
 
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The invocation log (admin API, console, `/metrics`).
+    pub fn invocations(&self) -> &Arc<observe::Invocations> {
+        &self.invocations
+    }
+
+    /// Whether any function is configured: only then are SNS's `lambda`
+    /// subscriptions invoked rather than recorded.
+    pub fn has_functions(&self) -> bool {
+        !self.functions.is_empty()
     }
 
     /// The configured function `name_or_arn` names (a name, a partial or a
@@ -408,6 +430,7 @@ impl Lambda {
             mapping.clone(),
             function,
             slots,
+            self.invocations.clone(),
         ))
     }
 

@@ -29,6 +29,7 @@ use tokio::sync::{watch, Semaphore};
 use super::filter::{self, Filter};
 use super::function::{FunctionTarget, Invocation};
 use super::mapping::Mapping;
+use super::observe::{InvocationRecord, Invocations, Source};
 use super::record;
 use crate::api::{
     DeleteMessageBatchRequest, DeleteMessageBatchRequestEntry, GetQueueUrlRequest, Message,
@@ -83,6 +84,7 @@ struct Worker {
     ctx: RequestContext,
     key: QueueKey,
     result: Arc<Mutex<Option<String>>>,
+    invocations: Arc<Invocations>,
 }
 
 /// Starts `mapping`'s workers on the current runtime.
@@ -91,6 +93,7 @@ pub fn start(
     mapping: Mapping,
     function: FunctionTarget,
     slots: Arc<Semaphore>,
+    invocations: Arc<Invocations>,
 ) -> Handle {
     let (stop, stopped) = watch::channel(false);
     let result = Arc::new(Mutex::new(None));
@@ -115,6 +118,7 @@ pub fn start(
         filters,
         slots,
         result: result.clone(),
+        invocations,
     });
     for _ in 0..workers {
         tokio::spawn(worker.clone().run(stopped.clone()));
@@ -246,6 +250,7 @@ impl Worker {
         }
         let event = Bytes::from(record::event(&batch, arn, region));
         let request_id = uuid::Uuid::new_v4().to_string();
+        let at_ms = self.engine.now();
         let started = Instant::now();
         let outcome = self.function.invoke(event, &request_id).await;
         let elapsed_ms = started.elapsed().as_millis() as u64;
@@ -255,6 +260,26 @@ impl Worker {
             Invocation::Returned(_) if !self.mapping.report_batch_item_failures => Ok(Vec::new()),
             Invocation::Returned(answer) => record::batch_item_failures(answer, &ids),
         };
+        let (result, error, failed_items) = match &failed {
+            Ok(items) if items.is_empty() => ("ok", None, Vec::new()),
+            Ok(items) => ("partial", None, items.clone()),
+            Err(why) => ("failed", Some(why.clone()), Vec::new()),
+        };
+        self.invocations.record(InvocationRecord {
+            at_ms,
+            source: Source::Mapping,
+            source_id: self.mapping.uuid.clone(),
+            from: arn.clone(),
+            function: self.function.name.clone(),
+            request_id: request_id.clone(),
+            batch: batch.len(),
+            duration_ms: elapsed_ms,
+            result,
+            error,
+            failed_items,
+            messages: ids.iter().map(|id| id.to_string()).collect(),
+            attempt: None,
+        });
         match failed {
             Ok(failed) => {
                 let done: Vec<&Message> = batch

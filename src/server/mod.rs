@@ -192,6 +192,18 @@ pub async fn start_with_services(
         .apply_declared(&config.event_source_mappings)
         .await
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    lambda
+        .invocations()
+        .count_into(observers.metrics.lambda_counters());
+    // With functions to invoke, SNS's lambda subscriptions invoke them.
+    if lambda.has_functions() {
+        services
+            .sns
+            .set_lambda_invoker(Arc::new(crate::lambda::sns::SnsInvoker::new(
+                lambda.clone(),
+            )));
+    }
+    let lambda_admin = lambda.clone();
     let metrics = observers.metrics.clone();
 
     let Services {
@@ -259,6 +271,10 @@ pub async fn start_with_services(
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {
+        app = app.merge(crate::lambda::admin::router(
+            lambda_admin,
+            config.admin_token.clone().filter(|t| !t.is_empty()),
+        ));
         app = app.merge(crate::admin::router(Arc::new(crate::admin::Admin {
             engine: engine.clone(),
             token: config.admin_token.clone().filter(|t| !t.is_empty()),

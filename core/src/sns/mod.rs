@@ -7,6 +7,7 @@
 //! - [`envelope`]: the JSON notification and what of it is signed;
 //! - [`payload`]: what the protocols Retsu does not reach would be sent;
 //! - [`inbox`]: where those payloads are kept instead of being sent;
+//! - [`lambda`]: what the server is handed to invoke a `lambda` subscription;
 //! - [`error`]: SNS's error codes and wording.
 //!
 //! A delivery to a queue is an SQS send through [`Engine::deliver`], the
@@ -29,6 +30,7 @@ pub mod envelope;
 pub mod error;
 pub mod http;
 pub mod inbox;
+pub mod lambda;
 pub mod model;
 pub mod payload;
 
@@ -50,6 +52,9 @@ pub struct Sns {
     /// Decides duplicates and delays of deliveries into queues (set by
     /// the server; without it every delivery is made once, at once).
     shaper: std::sync::OnceLock<Arc<dyn DeliveryShaper>>,
+    /// Invokes the functions of `lambda` subscriptions (set by the server
+    /// when it has functions; without it they are only recorded).
+    lambda: std::sync::OnceLock<Arc<dyn lambda::LambdaInvoker>>,
 }
 
 /// What the server may do to one delivery into a standard queue before it
@@ -125,6 +130,7 @@ impl Sns {
             inbox: parking_lot::Mutex::new(inbox::Inbox::default()),
             http: std::sync::OnceLock::new(),
             shaper: std::sync::OnceLock::new(),
+            lambda: std::sync::OnceLock::new(),
         });
         if let Some(saved) = engine.take_restored_service(SERVICE) {
             sns.restore(saved);
@@ -174,6 +180,24 @@ impl Sns {
     /// Installs what POSTs to HTTP subscribers (once, before serving).
     pub fn set_http_sender(&self, sender: Arc<dyn http::HttpSender>) {
         let _ = self.http.set(sender);
+    }
+
+    /// Installs what invokes `lambda` subscriptions' functions (once,
+    /// before serving).
+    pub fn set_lambda_invoker(&self, invoker: Arc<dyn lambda::LambdaInvoker>) {
+        let _ = self.lambda.set(invoker);
+    }
+
+    /// Whether `lambda` subscriptions are invoked rather than recorded.
+    pub(crate) fn invokes_lambda(&self) -> bool {
+        self.lambda.get().is_some()
+    }
+
+    /// Hands one invocation to the server (see [`Sns::invokes_lambda`]).
+    pub(crate) fn invoke_lambda(&self, delivery: lambda::LambdaDelivery) {
+        if let Some(invoker) = self.lambda.get() {
+            invoker.invoke(delivery);
+        }
     }
 
     /// Installs what decides deliveries' duplicates and delays (once,

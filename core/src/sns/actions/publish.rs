@@ -19,6 +19,7 @@ use crate::engine::TopicDelivery;
 use crate::filter_policy::{Attribute, Scope};
 use crate::sns::envelope::{self, EnvelopeKind, Notification, SignatureVersion};
 use crate::sns::inbox::Record;
+use crate::sns::lambda::LambdaDelivery;
 use crate::sns::model::{
     endpoint_application, endpoint_platform, PlatformApplication, Subscription, Topic,
     DEDUP_WINDOW_MS,
@@ -570,6 +571,28 @@ fn plan_each(
                     _ => Ok(text.to_string()),
                 };
                 match payload {
+                    Ok(payload) if protocol == "lambda" && sns.invokes_lambda() => {
+                        // Invoked in the background: its steps (delivered,
+                        // failed, dead-lettered) are the invoker's to record.
+                        let dead_letter = sub.dead_letter_arn().map(|dlq| {
+                            let delivery = TopicDelivery {
+                                body: envelope::notification_json(&notification),
+                                trace_header: ctx.trace_header.clone(),
+                                note: Some(published.note()),
+                                ..TopicDelivery::default()
+                            };
+                            (dlq, delivery)
+                        });
+                        record(sns, topic, sub, published, payload.clone());
+                        sns.invoke_lambda(LambdaDelivery {
+                            function: sub.endpoint.clone(),
+                            event: payload,
+                            subscription_arn: sub.arn.clone(),
+                            topic_arn: topic.arn.clone(),
+                            message_id: published.message_id.clone(),
+                            dead_letter,
+                        });
+                    }
                     Ok(payload) => {
                         record(sns, topic, sub, published, payload);
                         fanout.events.push(step(TopicEventKind::Delivered));

@@ -1,0 +1,359 @@
+//! Seeing inside event source mappings: every invocation in
+//! `/_retsu/lambda/invocations` (which messages it held, its result,
+//! which items failed and why), the counters on `/metrics`, why a message
+//! reached its dead-letter queue, and `retsu mappings`. Through the
+//! official `aws-sdk-lambda` and `aws-sdk-sqs` clients against AWS's
+//! runtime interface emulator running tests/lambda/handlers.py (built by
+//! `scripts/lambda-rie.sh`; without Go those tests print "skipped: no
+//! Go"). SQS time (visibility timeouts) moves through the manual clock.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::process::{free_port, retsu, Running};
+use common::{queue_arn, TestServer, ACCOUNT, REGION};
+use retsu::config::Config;
+use retsu::lambda::FunctionTarget;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
+    let config = aws_sdk_lambda::Config::builder()
+        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+        .region(aws_sdk_lambda::config::Region::new(REGION))
+        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .endpoint_url(endpoint)
+        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
+        .build();
+    aws_sdk_lambda::Client::from_conf(config)
+}
+
+fn rie_available() -> bool {
+    static READY: OnceLock<bool> = OnceLock::new();
+    *READY.get_or_init(|| {
+        let out = std::process::Command::new("bash")
+            .arg(root().join("scripts/lambda-rie.sh"))
+            .arg("setup")
+            .output()
+            .expect("bash runs");
+        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        match out.status.code() {
+            Some(0) => true,
+            Some(3) => {
+                eprintln!("{said}: the runtime interface emulator tests are skipped");
+                false
+            }
+            _ => panic!(
+                "scripts/lambda-rie.sh setup failed: {said}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    })
+}
+
+/// The data-plane tests run on one node: a cluster's pollers run on the
+/// node holding the lease, whose invocation log the tests do not pick.
+fn single_node_only() -> bool {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: mapping invocations are observed on a single node");
+        return true;
+    }
+    false
+}
+
+/// The emulator running one handler of tests/lambda/handlers.py.
+struct Rie {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Rie {
+    fn start(handler: &str) -> Rie {
+        let port = free_port();
+        let child = std::process::Command::new("bash")
+            .arg(root().join("scripts/lambda-rie.sh"))
+            .args(["run", &format!("127.0.0.1:{port}")])
+            .arg(root().join("tests/lambda"))
+            .arg(format!("handlers.{handler}"))
+            .env("RIE_RUNTIME_API", format!("127.0.0.1:{}", free_port()))
+            .env("AWS_LAMBDA_FUNCTION_TIMEOUT", "30")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the emulator starts");
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the emulator did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Rie {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for Rie {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn server_with(url: &str) -> (TestServer, aws_sdk_lambda::Client) {
+    let server = TestServer::start_with(Config {
+        functions: vec![FunctionTarget::with_url("orders", url, Default::default(), 30).unwrap()],
+        ..Config::ephemeral()
+    })
+    .await;
+    let lambda = lambda_client(&server.endpoint);
+    (server, lambda)
+}
+
+async fn invocations(server: &TestServer, query: &str) -> Vec<Value> {
+    server
+        .admin_get(&format!("/_retsu/lambda/invocations{query}"))
+        .await["invocations"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+async fn metrics(server: &TestServer) -> String {
+    server
+        .http
+        .get(format!("{}/metrics", server.endpoint))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+async fn map(lambda: &aws_sdk_lambda::Client, queue: &str) -> String {
+    lambda
+        .create_event_source_mapping()
+        .function_name("orders")
+        .event_source_arn(queue_arn(queue))
+        .batch_size(10)
+        .function_response_types(
+            aws_sdk_lambda::types::FunctionResponseType::ReportBatchItemFailures,
+        )
+        .send()
+        .await
+        .unwrap()
+        .uuid
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_partial_batch_is_logged_with_the_items_that_failed() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("partial");
+    let (server, lambda) = server_with(&rie.url).await;
+    let url = server.create_queue("jobs").await;
+    let good = server.send(&url, "good").await;
+    let bad = server.send(&url, "fail-1").await;
+    let uuid = map(&lambda, "jobs").await;
+
+    eventually("the invocations covered both messages", || async {
+        let log = invocations(&server, &format!("?source={uuid}")).await;
+        log.iter()
+            .flat_map(|r| r["messages"].as_array().unwrap().clone())
+            .filter(|m| *m == good.as_str() || *m == bad.as_str())
+            .count()
+            >= 2
+    })
+    .await;
+    let log = invocations(&server, &format!("?source={uuid}")).await;
+    let with_bad = log
+        .iter()
+        .find(|r| {
+            r["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| *m == bad.as_str())
+        })
+        .unwrap();
+    assert_eq!(with_bad["source"], "mapping");
+    assert_eq!(with_bad["function"], "orders");
+    assert_eq!(with_bad["from"], queue_arn("jobs").as_str());
+    assert_eq!(with_bad["result"], "partial");
+    assert_eq!(with_bad["failed_items"], serde_json::json!([bad]));
+    assert!(with_bad["batch"].as_u64().unwrap() >= 1);
+    assert!(with_bad["duration_ms"].is_u64());
+    assert!(with_bad["request_id"].as_str().is_some_and(common::is_uuid));
+
+    let text = metrics(&server).await;
+    let line = format!("retsu_lambda_failed_items_total{{function=\"orders\",source=\"{uuid}\",result=\"failed\"}} 1");
+    assert!(text.contains(&line), "{line} not in:\n{text}");
+    assert!(
+        text.contains(&format!("retsu_lambda_invocations_total{{function=\"orders\",source=\"{uuid}\",result=\"partial\"}} 1")),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_message_dead_lettered_by_failed_invocations_shows_why() {
+    if single_node_only() || !rie_available() {
+        return;
+    }
+    let rie = Rie::start("always_fail");
+    let (server, lambda) = server_with(&rie.url).await;
+    let dlq = server.create_queue("jobs-dlq").await;
+    let policy = format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":2}}"#,
+        queue_arn("jobs-dlq")
+    );
+    let url = server
+        .create_queue_with(
+            "jobs",
+            &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy)],
+        )
+        .await;
+    let id = server.send(&url, "doomed").await;
+    let uuid = map(&lambda, "jobs").await;
+
+    let failed = |n: usize| {
+        let server = &server;
+        let id = id.clone();
+        async move { invocations(server, &format!("?message={id}")).await.len() >= n }
+    };
+    eventually("the first invocation failed", || failed(1)).await;
+    server.advance_secs(31);
+    eventually("the second invocation failed", || failed(2)).await;
+    server.advance_secs(31);
+    eventually("the message reached the dead-letter queue", || async {
+        server.counts(&dlq).await.0 == 1
+    })
+    .await;
+
+    // The dead-lettered message keeps its id: its invocations say why.
+    let moved = server.receive(&dlq, 1).await;
+    assert_eq!(moved[0].message_id(), Some(id.as_str()));
+    let why = invocations(&server, &format!("?message={id}")).await;
+    assert_eq!(why.len(), 2, "{why:#?}");
+    for r in &why {
+        assert_eq!(r["source_id"], uuid.as_str());
+        assert_eq!(r["result"], "failed");
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .contains("this handler always fails"),
+            "{r}"
+        );
+    }
+    let text = metrics(&server).await;
+    assert!(
+        text.contains(&format!("retsu_lambda_invocations_total{{function=\"orders\",source=\"{uuid}\",result=\"failed\"}} 2")),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn retsu_mappings_lists_them() {
+    let port = free_port();
+    let mut command = retsu();
+    command
+        .args(["--port", &port.to_string()])
+        .args(["--function", "orders=http://127.0.0.1:1"]);
+    let server = Running::start(command, port);
+    let cli = |args: &[&str]| {
+        let out = retsu()
+            .args(args)
+            .args(["--endpoint", &server.endpoint()])
+            .output()
+            .expect("retsu runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(cli(&["mappings"]).trim(), "no event source mappings");
+
+    let sqs = server.client(REGION);
+    common::create_queue_via(&sqs, "jobs", &[]).await;
+    let lambda = lambda_client(&server.endpoint());
+    let uuid = lambda
+        .create_event_source_mapping()
+        .function_name("orders")
+        .event_source_arn(format!("arn:aws:sqs:{REGION}:{ACCOUNT}:jobs"))
+        .batch_size(5)
+        .enabled(false)
+        .send()
+        .await
+        .unwrap()
+        .uuid
+        .unwrap();
+
+    let table = cli(&["mappings"]);
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        header,
+        ["UUID", "FUNCTION", "QUEUE", "STATE", "BATCH", "LAST RESULT"]
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        row,
+        [
+            uuid.as_str(),
+            "orders",
+            "jobs",
+            "Disabled",
+            "5",
+            "No records processed"
+        ]
+    );
+
+    let json: Value = serde_json::from_str(&cli(&["mappings", "--json"])).unwrap();
+    assert_eq!(json["mappings"][0]["UUID"], uuid.as_str());
+    assert_eq!(
+        json["mappings"][0]["EventSourceArn"],
+        queue_arn("jobs").as_str()
+    );
+}
