@@ -9,8 +9,8 @@
 //!   connection pool, retries off so that errors surface). What users feel.
 //!
 //! The raw client can also speak the query protocol (form posts, XML
-//! answers; `--protocol query`), for peers that predate SQS's JSON protocol
-//! and so answer no current SDK: a form is built per request, so that
+//! answers; `--protocol query`), for servers that serve nothing else (and
+//! so answer no current SDK): a form is built per request, so that
 //! client's own cost is higher than the JSON one's. Against an
 //! `--endpoint` the raw client also names SQS in an (unsigned)
 //! `Authorization` header's credential scope: servers that emulate many
