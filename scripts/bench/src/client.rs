@@ -7,6 +7,14 @@
 //!   stays high. What the server can do.
 //! - `sdk`: the official `aws-sdk-sqs` client (one shared client and its
 //!   connection pool, retries off so that errors surface). What users feel.
+//!
+//! The raw client can also speak the query protocol (form posts, XML
+//! answers; `--protocol query`), for servers that serve nothing else (and
+//! so answer no current SDK): a form is built per request, so that
+//! client's own cost is higher than the JSON one's. Against an
+//! `--endpoint` the raw client also names SQS in an (unsigned)
+//! `Authorization` header's credential scope: servers that emulate many
+//! services on one port, such as moto, tell them apart by it.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -19,7 +27,7 @@ use aws_sdk_sqs::types::{
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
-use hyper::header::{HeaderValue, CONTENT_TYPE, HOST};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
@@ -51,7 +59,17 @@ impl ClientKind {
 pub struct Endpoint {
     pub addr: SocketAddr,
     sdk: aws_sdk_sqs::Client,
+    /// The raw client speaks the query protocol rather than JSON.
+    query: bool,
+    /// The raw client sends [`SCOPE_ONLY`] as its Authorization.
+    scope: bool,
 }
+
+/// An Authorization header with SQS's credential scope and no valid
+/// signature: enough for a server that routes by service and checks no
+/// signature (Retsu without `--auth`, the emulators).
+const SCOPE_ONLY: &str = "AWS4-HMAC-SHA256 \
+    Credential=bench/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=00";
 
 impl Endpoint {
     pub fn new(addr: SocketAddr) -> Endpoint {
@@ -73,14 +91,33 @@ impl Endpoint {
         Endpoint {
             addr,
             sdk: aws_sdk_sqs::Client::from_conf(config),
+            query: false,
+            scope: false,
         }
+    }
+
+    /// Raw clients of this endpoint send SQS's credential scope when `scope`.
+    pub fn with_credential_scope(mut self, scope: bool) -> Endpoint {
+        self.scope = scope;
+        self
+    }
+
+    /// Raw clients of this endpoint speak the query protocol when `query`.
+    pub fn with_query(mut self, query: bool) -> Endpoint {
+        self.query = query;
+        self
     }
 
     /// A client for one worker: a new connection (raw) or a handle on the
     /// shared SDK client.
     pub async fn client(&self, kind: ClientKind) -> BoxResult<Client> {
         Ok(match kind {
-            ClientKind::Raw => Client::Raw(RawConn::connect(self.addr).await?),
+            ClientKind::Raw => {
+                let mut c = RawConn::connect(self.addr).await?;
+                c.query = self.query;
+                c.scope = self.scope;
+                Client::Raw(c)
+            }
             ClientKind::Sdk => Client::Sdk(self.sdk.clone()),
         })
     }
@@ -209,6 +246,19 @@ impl Client {
 
     pub async fn create_queue(&mut self, name: &str, fifo: bool) -> BoxResult<String> {
         match self {
+            Client::Raw(c) if c.query => {
+                let mut params = vec![("QueueName", name)];
+                if fifo {
+                    params.extend([
+                        ("Attribute.1.Name", "FifoQueue"),
+                        ("Attribute.1.Value", "true"),
+                    ]);
+                }
+                let out = c.query_call("CreateQueue", &params).await?;
+                xml_values(&out, "QueueUrl")
+                    .pop()
+                    .ok_or_else(|| "CreateQueue returned no QueueUrl".into())
+            }
             Client::Raw(c) => {
                 let mut req = json!({ "QueueName": name });
                 if fifo {
@@ -230,6 +280,9 @@ impl Client {
 
     pub async fn delete_queue(&mut self, url: &str) -> BoxResult<()> {
         match self {
+            Client::Raw(c) if c.query => {
+                c.query_call("DeleteQueue", &[("QueueUrl", url)]).await?;
+            }
             Client::Raw(c) => {
                 let _: Value = c
                     .call("DeleteQueue", &json!({ "QueueUrl": url }), 0)
@@ -248,6 +301,9 @@ impl Client {
 
     pub async fn list_queues(&mut self) -> BoxResult<()> {
         match self {
+            Client::Raw(c) if c.query => {
+                c.query_call("ListQueues", &[]).await?;
+            }
             Client::Raw(c) => {
                 let _: Value = c.call("ListQueues", &json!({}), 0).await?;
             }
@@ -260,10 +316,28 @@ impl Client {
 
     pub async fn send(&mut self, url: &str, entry: &Entry) -> BoxResult<()> {
         match self {
+            Client::Raw(c) if c.query => {
+                let mut params = vec![("QueueUrl", url), ("MessageBody", entry.body.as_str())];
+                if let Some(g) = &entry.group {
+                    params.push(("MessageGroupId", g));
+                }
+                if let Some(d) = &entry.dedup {
+                    params.push(("MessageDeduplicationId", d));
+                }
+                let out = c.query_call("SendMessage", &params).await?;
+                if !contains(&out, b"<MessageId>") {
+                    return Err(format!(
+                        "SendMessage returned no MessageId: {}",
+                        String::from_utf8_lossy(&out[..out.len().min(500)])
+                    )
+                    .into());
+                }
+            }
             Client::Raw(c) if entry.is_plain() => {
                 let body = c.templated(url, std::slice::from_ref(entry), false);
                 let out = c.call_bytes("AmazonSQS.SendMessage", body).await?;
-                if !contains(&out, b"\"MessageId\":\"") {
+                // Not `"MessageId":"`: some servers put a space after the colon.
+                if !contains(&out, b"\"MessageId\"") {
                     return Err(format!(
                         "SendMessage returned no MessageId: {}",
                         String::from_utf8_lossy(&out[..out.len().min(500)])
@@ -305,6 +379,22 @@ impl Client {
     /// Sends up to 10 entries (ids "0".."9"); any failed entry is an error.
     pub async fn send_batch(&mut self, url: &str, entries: &[Entry]) -> BoxResult<()> {
         match self {
+            Client::Raw(c) if c.query => {
+                let mut params: Vec<(String, String)> = vec![("QueueUrl".into(), url.into())];
+                for (i, e) in entries.iter().enumerate() {
+                    let k = format!("SendMessageBatchRequestEntry.{}", i + 1);
+                    params.push((format!("{k}.Id"), i.to_string()));
+                    params.push((format!("{k}.MessageBody"), e.body.clone()));
+                    if let Some(g) = &e.group {
+                        params.push((format!("{k}.MessageGroupId"), g.clone()));
+                    }
+                    if let Some(d) = &e.dedup {
+                        params.push((format!("{k}.MessageDeduplicationId"), d.clone()));
+                    }
+                }
+                let out = c.query_call_owned("SendMessageBatch", &params).await?;
+                query_batch_check(&out, "SendMessageBatch", entries.len())
+            }
             Client::Raw(c) if entries.iter().all(Entry::is_plain) => {
                 let body = c.templated(url, entries, true);
                 let out = c.call_bytes("AmazonSQS.SendMessageBatch", body).await?;
@@ -357,6 +447,32 @@ impl Client {
 
     pub async fn receive(&mut self, url: &str, max: u32, wait_s: u32) -> BoxResult<Vec<Msg>> {
         match self {
+            Client::Raw(c) if c.query => {
+                let (max, wait) = (max.to_string(), wait_s.to_string());
+                let params = [
+                    ("QueueUrl", url),
+                    ("MaxNumberOfMessages", max.as_str()),
+                    ("WaitTimeSeconds", wait.as_str()),
+                ];
+                let limit = REQUEST_TIMEOUT + Duration::from_secs(wait_s.into());
+                let out = c.query_limit("ReceiveMessage", &params, limit).await?;
+                let text = String::from_utf8_lossy(&out);
+                text.split("<Message>")
+                    .skip(1)
+                    .map(|m| {
+                        let one = |tag: &str| -> BoxResult<String> {
+                            xml_values(m.as_bytes(), tag)
+                                .into_iter()
+                                .next()
+                                .ok_or_else(|| format!("message without {tag}").into())
+                        };
+                        Ok(Msg {
+                            handle: one("ReceiptHandle")?,
+                            body: one("Body")?,
+                        })
+                    })
+                    .collect()
+            }
             Client::Raw(c) => {
                 let req = json!({
                     "QueueUrl": url,
@@ -402,6 +518,16 @@ impl Client {
             return Ok(());
         }
         match self {
+            Client::Raw(c) if c.query => {
+                let mut params: Vec<(String, String)> = vec![("QueueUrl".into(), url.into())];
+                for (i, m) in msgs.iter().enumerate() {
+                    let k = format!("DeleteMessageBatchRequestEntry.{}", i + 1);
+                    params.push((format!("{k}.Id"), i.to_string()));
+                    params.push((format!("{k}.ReceiptHandle"), m.handle.clone()));
+                }
+                let out = c.query_call_owned("DeleteMessageBatch", &params).await?;
+                query_batch_check(&out, "DeleteMessageBatch", msgs.len())
+            }
             Client::Raw(c) => {
                 let list: Vec<Value> = msgs
                     .iter()
@@ -440,6 +566,23 @@ impl Client {
             "ApproximateNumberOfMessagesDelayed",
         ];
         let attrs: Vec<(String, String)> = match self {
+            Client::Raw(c) if c.query => {
+                let mut params = vec![("QueueUrl", url)];
+                let keys: Vec<String> = (1..=names.len())
+                    .map(|i| format!("AttributeName.{i}"))
+                    .collect();
+                params.extend(keys.iter().map(String::as_str).zip(names));
+                let out = c.query_call("GetQueueAttributes", &params).await?;
+                String::from_utf8_lossy(&out)
+                    .split("<Attribute>")
+                    .skip(1)
+                    .filter_map(|a| {
+                        let name = xml_values(a.as_bytes(), "Name").into_iter().next()?;
+                        let value = xml_values(a.as_bytes(), "Value").into_iter().next()?;
+                        Some((name, value))
+                    })
+                    .collect()
+            }
             Client::Raw(c) => {
                 let req = json!({ "QueueUrl": url, "AttributeNames": names });
                 let out: AttributesOut = c.call("GetQueueAttributes", &req, 0).await?;
@@ -476,6 +619,10 @@ pub struct RawConn {
     host: HeaderValue,
     sender: SendRequest<Full<Bytes>>,
     templates: Vec<Template>,
+    /// Speak the query protocol (see the module docs).
+    pub query: bool,
+    /// Send [`SCOPE_ONLY`] as the Authorization header.
+    pub scope: bool,
 }
 
 impl RawConn {
@@ -494,6 +641,8 @@ impl RawConn {
             host: HeaderValue::from_str(&addr.to_string())?,
             sender,
             templates: Vec::new(),
+            query: false,
+            scope: false,
         })
     }
 
@@ -515,11 +664,7 @@ impl RawConn {
 
     /// Posts a prepared body; returns the 200 response's bytes.
     async fn call_bytes(&mut self, target: &'static str, body: Bytes) -> BoxResult<Bytes> {
-        if self.sender.is_closed() {
-            let templates = std::mem::take(&mut self.templates);
-            *self = RawConn::connect(self.addr).await?;
-            self.templates = templates;
-        }
+        self.reconnect_if_closed().await?;
         let mut req = Request::new(Full::new(body));
         *req.method_mut() = hyper::Method::POST;
         *req.uri_mut() = hyper::Uri::from_static("/");
@@ -541,9 +686,32 @@ impl RawConn {
         limit: Duration,
         what: &str,
     ) -> BoxResult<Bytes> {
+        let mut req = req;
+        if self.scope {
+            req.headers_mut()
+                .insert(AUTHORIZATION, HeaderValue::from_static(SCOPE_ONLY));
+        }
         let exchange = async {
-            self.sender.ready().await?;
-            let resp = self.sender.send_request(req).await?;
+            // A server that closes the connection after every answer
+            // (Werkzeug's, under moto) can close it while this request
+            // waits: unsent, it goes once more on a new connection.
+            let mut req = req;
+            let mut retried = false;
+            let resp = loop {
+                if self.sender.ready().await.is_ok() {
+                    match self.sender.try_send_request(req).await {
+                        Ok(resp) => break resp,
+                        Err(mut e) => match e.take_message() {
+                            Some(unsent) if !retried => req = unsent,
+                            _ => return Err(e.into_error().into()),
+                        },
+                    }
+                } else if retried {
+                    return Err("the server closed the connection".into());
+                }
+                retried = true;
+                self.reopen().await?;
+            };
             let status = resp.status();
             let bytes = resp.into_body().collect().await?.to_bytes();
             Ok::<_, crate::BoxError>((status, bytes))
@@ -561,12 +729,64 @@ impl RawConn {
         Ok(bytes)
     }
 
+    /// The server closed the kept-alive connection: open another.
+    async fn reconnect_if_closed(&mut self) -> BoxResult<()> {
+        if self.sender.is_closed() {
+            self.reopen().await?;
+        }
+        Ok(())
+    }
+
+    /// A new connection in place of this one, keeping its settings.
+    async fn reopen(&mut self) -> BoxResult<()> {
+        let templates = std::mem::take(&mut self.templates);
+        let (query, scope) = (self.query, self.scope);
+        *self = RawConn::connect(self.addr).await?;
+        self.templates = templates;
+        (self.query, self.scope) = (query, scope);
+        Ok(())
+    }
+
+    /// One SQS action over the query protocol; the 200 response's bytes.
+    async fn query_call(&mut self, action: &str, params: &[(&str, &str)]) -> BoxResult<Bytes> {
+        self.query_limit(action, params, REQUEST_TIMEOUT).await
+    }
+
+    async fn query_call_owned(
+        &mut self,
+        action: &str,
+        params: &[(String, String)],
+    ) -> BoxResult<Bytes> {
+        let borrowed: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        self.query_call(action, &borrowed).await
+    }
+
+    async fn query_limit(
+        &mut self,
+        action: &str,
+        params: &[(&str, &str)],
+        limit: Duration,
+    ) -> BoxResult<Bytes> {
+        self.reconnect_if_closed().await?;
+        let body = form_urlencoded::Serializer::new(String::new())
+            .append_pair("Action", action)
+            .append_pair("Version", "2012-11-05")
+            .extend_pairs(params)
+            .finish();
+        let req = Request::post("/")
+            .header(HOST, self.host.clone())
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Full::new(Bytes::from(body)))?;
+        self.exchange(req, limit, action).await
+    }
+
     /// Posts one query-protocol form (SNS's only protocol); the 200
     /// response's bytes.
     pub async fn form(&mut self, body: String, what: &str) -> BoxResult<Bytes> {
-        if self.sender.is_closed() {
-            *self = RawConn::connect(self.addr).await?;
-        }
+        self.reconnect_if_closed().await?;
         let req = Request::post("/")
             .header(HOST, self.host.clone())
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -581,10 +801,7 @@ impl RawConn {
         request: &Value,
         wait_s: u32,
     ) -> BoxResult<T> {
-        if self.sender.is_closed() {
-            // The server closed the kept-alive connection: open another.
-            *self = RawConn::connect(self.addr).await?;
-        }
+        self.reconnect_if_closed().await?;
         let body = serde_json::to_vec(request)?;
         let req = Request::post("/")
             .header(HOST, self.host.clone())
@@ -592,7 +809,12 @@ impl RawConn {
             .header("x-amz-target", format!("AmazonSQS.{action}"))
             .body(Full::new(Bytes::from(body)))?;
         let limit = REQUEST_TIMEOUT + Duration::from_secs(wait_s.into());
-        let bytes = self.exchange(req, limit, action).await?;
+        let mut bytes = self.exchange(req, limit, action).await?;
+        if bytes.is_empty() {
+            // An action with no output may answer an empty body (ElasticMQ's
+            // DeleteQueue), which reads as the empty object.
+            bytes = Bytes::from_static(b"{}");
+        }
         serde_json::from_slice(&bytes).map_err(|e| {
             format!(
                 "{action}: undecodable response ({e}): {}",
@@ -601,6 +823,65 @@ impl RawConn {
             .into()
         })
     }
+}
+
+/// The text of every `<tag>…</tag>` in an XML answer, unescaped. The
+/// benchmark's answers are flat where it looks (no nested element of the
+/// same name), so a scan is enough.
+fn xml_values(xml: &[u8], tag: &str) -> Vec<String> {
+    let text = String::from_utf8_lossy(xml);
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    text.split(open.as_str())
+        .skip(1)
+        .filter_map(|rest| rest.split(close.as_str()).next())
+        .map(xml_unescape)
+        .collect()
+}
+
+fn xml_unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let Some(end) = tail.find(';') else {
+            out.push_str(tail);
+            return out;
+        };
+        let entity = &tail[1..end];
+        let named = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => entity
+                .strip_prefix("#x")
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
+                .and_then(char::from_u32),
+        };
+        match named {
+            Some(c) => out.push(c),
+            None => out.push_str(&tail[..=end]),
+        }
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A query-protocol batch answer: one success per entry, no failure.
+fn query_batch_check(out: &[u8], action: &str, entries: usize) -> BoxResult<()> {
+    let text = String::from_utf8_lossy(out);
+    if let Some(failed) = text.split("<BatchResultErrorEntry>").nth(1) {
+        return Err(format!("{action} entry failed: {:.300}", failed).into());
+    }
+    let ok = text.matches("ResultEntry>").count() / 2;
+    if ok != entries {
+        return Err(format!("{action}: {ok} of {entries} entries answered: {text:.300}").into());
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -681,5 +962,20 @@ mod tests {
         let sent: Value = serde_json::from_slice(&one.fill(&[entry("y2")])).unwrap();
         assert_eq!(sent, json!({"QueueUrl": url, "MessageBody": "y2"}));
         assert!(!entry("a\"b").is_plain());
+    }
+
+    #[test]
+    fn xml_values_are_found_and_unescaped() {
+        let xml = b"<R><Message><ReceiptHandle>a&amp;b&#x2F;c</ReceiptHandle>\
+            <Body>x &lt;1&gt; &#65;</Body></Message><Message><ReceiptHandle>h2\
+            </ReceiptHandle></Message></R>";
+        assert_eq!(xml_values(xml, "ReceiptHandle"), ["a&b/c", "h2"]);
+        assert_eq!(xml_values(xml, "Body"), ["x <1> A"]);
+        assert_eq!(xml_unescape("&bogus; & tail"), "&bogus; & tail");
+        let ok = b"<SendMessageBatchResultEntry><Id>0</Id></SendMessageBatchResultEntry>";
+        assert!(query_batch_check(ok, "SendMessageBatch", 1).is_ok());
+        assert!(query_batch_check(ok, "SendMessageBatch", 2).is_err());
+        let failed = b"<BatchResultErrorEntry><Id>0</Id></BatchResultErrorEntry>";
+        assert!(query_batch_check(failed, "SendMessageBatch", 1).is_err());
     }
 }

@@ -103,6 +103,12 @@ impl Scenario {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Protocol {
+    Json,
+    Query,
+}
+
 /// Benchmarks an SQS endpoint (Retsu by default) against a null-server floor.
 #[derive(Debug, Parser)]
 #[command(name = "retsu-bench", version, about)]
@@ -142,6 +148,17 @@ struct Cli {
     /// figures.
     #[arg(long)]
     endpoint_pid: Option<u32>,
+
+    /// The raw client's protocol: json (AWS JSON 1.0, what current SDKs
+    /// speak to SQS) or query (form posts and XML answers, for an
+    /// --endpoint that serves only that).
+    #[arg(long, value_enum, default_value = "json")]
+    protocol: Protocol,
+
+    /// Messages the memory scenario stores [default: 200,000; 20,000 with
+    /// --quick]; fewer for a slow --endpoint.
+    #[arg(long)]
+    memory_messages: Option<u64>,
 
     /// Skip the null-server floor runs.
     #[arg(long)]
@@ -268,6 +285,8 @@ struct Bench {
     /// Some(addr) when driving an --endpoint.
     endpoint: Option<SocketAddr>,
     endpoint_pid: Option<u32>,
+    /// Raw clients speak the query protocol.
+    query: bool,
     floor: bool,
     durable: bool,
     measurements: Vec<Measurement>,
@@ -341,7 +360,9 @@ impl Bench {
                     (Some(p), addr, pid)
                 }
             };
-            let endpoint = Endpoint::new(addr);
+            let endpoint = Endpoint::new(addr)
+                .with_query(self.query)
+                .with_credential_scope(self.endpoint.is_some());
             let run = Run {
                 endpoint: &endpoint,
                 server,
@@ -420,11 +441,14 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
     clients.sort();
     clients.dedup();
     let rounds = cli.rounds.unwrap_or(if quick { 1 } else { 3 }).max(1);
-    let sizes = if quick {
+    let mut sizes = if quick {
         Sizes::quick()
     } else {
         Sizes::full(cli.scale)
     };
+    if let Some(n) = cli.memory_messages {
+        sizes.memory_messages = n.max(1000);
+    }
     let target = target_dir();
     let retsu_bin = cli
         .retsu_bin
@@ -466,6 +490,7 @@ async fn bench(cli: Cli) -> BoxResult<bool> {
         quick,
         endpoint,
         endpoint_pid: cli.endpoint_pid,
+        query: cli.protocol == Protocol::Query,
         floor: !cli.no_floor,
         durable: cli.durable,
         measurements: Vec::new(),
