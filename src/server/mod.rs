@@ -253,7 +253,7 @@ pub async fn start_with_services(
         })
         .fallback(handle)
         .with_state(state.clone())
-        .merge(crate::protocol::lambda::router(lambda));
+        .merge(crate::protocol::lambda::router(lambda.clone()));
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {
@@ -272,6 +272,7 @@ pub async fn start_with_services(
                 .topic_steps
                 .expect("attached whenever the admin API is served"),
             init_hooks,
+            lambda,
             localstack: !config.no_localstack,
         })));
     }
