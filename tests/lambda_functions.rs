@@ -129,7 +129,11 @@ async fn created_functions_are_described_listed_invoked_and_deleted() {
         .role(ROLE)
         .runtime(Runtime::Python312)
         .handler("app.handler")
-        .code(FunctionCode::builder().zip_file(Blob::new(zip.clone())).build())
+        .code(
+            FunctionCode::builder()
+                .zip_file(Blob::new(zip.clone()))
+                .build(),
+        )
         .environment(environment(&handler.url))
         .timeout(10)
         .memory_size(256)
@@ -151,11 +155,10 @@ async fn created_functions_are_described_listed_invoked_and_deleted() {
     let sha = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(&zip));
     assert_eq!(created.code_sha256(), Some(sha.as_str()));
     assert_eq!(created.version(), Some("$LATEST"));
-    assert_eq!(
-        created.state(),
-        Some(&aws_sdk_lambda::types::State::Active)
-    );
-    assert!(created.last_modified().is_some_and(|t| t.ends_with("+0000")));
+    assert_eq!(created.state(), Some(&aws_sdk_lambda::types::State::Active));
+    assert!(created
+        .last_modified()
+        .is_some_and(|t| t.ends_with("+0000")));
     let variables = created.environment().unwrap().variables().unwrap();
     assert_eq!(variables["GREETING"], "hello");
 
@@ -250,8 +253,8 @@ async fn created_functions_are_described_listed_invoked_and_deleted() {
 
 #[tokio::test]
 async fn bad_create_function_requests_get_lambdas_errors() {
-    let declared = FunctionTarget::with_url("declared", "http://127.0.0.1:1", Default::default(), 3)
-        .unwrap();
+    let declared =
+        FunctionTarget::with_url("declared", "http://127.0.0.1:1", Default::default(), 3).unwrap();
     let server = TestServer::start_with(Config {
         functions: vec![declared],
         ..Config::ephemeral()
@@ -301,7 +304,10 @@ async fn bad_create_function_requests_get_lambdas_errors() {
             .unwrap_err(),
     );
     assert_eq!(code, "ValidationException");
-    assert!(message.starts_with("3 validation errors detected: "), "{message}");
+    assert!(
+        message.starts_with("3 validation errors detected: "),
+        "{message}"
+    );
     assert!(message.contains("at 'role'"), "{message}");
     assert!(message.contains("at 'timeout'"), "{message}");
     assert!(message.contains("at 'memorySize'"), "{message}");
@@ -344,7 +350,10 @@ async fn bad_create_function_requests_get_lambdas_errors() {
             .await
             .unwrap_err(),
     );
-    assert_eq!(code, "InvalidParameterValueException", "Zip needs a runtime");
+    assert_eq!(
+        code, "InvalidParameterValueException",
+        "Zip needs a runtime"
+    );
 
     // Missing required members, as a client without botocore's checks
     // sends them.
@@ -359,7 +368,10 @@ async fn bad_create_function_requests_get_lambdas_errors() {
     assert_eq!(raw.status, 400);
     assert_eq!(raw.header("x-amzn-errortype"), Some("ValidationException"));
     let message = raw.json()["Message"].as_str().unwrap().to_string();
-    assert!(message.starts_with("2 validation errors detected: "), "{message}");
+    assert!(
+        message.starts_with("2 validation errors detected: "),
+        "{message}"
+    );
     assert!(message.contains("Value null at 'role'"), "{message}");
     assert!(message.contains("Value null at 'code'"), "{message}");
 
@@ -463,7 +475,10 @@ async fn the_admin_api_lists_makes_replaces_and_removes_functions() {
         (json!({"command": []}), "is empty"),
         (json!({"url": "http://h", "timeout": 0}), "1 to 900"),
         (json!({"url": "http://h", "concurrency": 0}), "1 to 1000"),
-        (json!({"url": "http://h", "environment": {"A": 1}}), "must be a string"),
+        (
+            json!({"url": "http://h", "environment": {"A": 1}}),
+            "must be a string",
+        ),
         (json!({"url": "http://h", "color": "red"}), "unknown field"),
     ] {
         let (status, answer) = server
@@ -475,11 +490,19 @@ async fn the_admin_api_lists_makes_replaces_and_removes_functions() {
         assert!(message.contains(why), "{body}: {message}");
     }
     let (status, answer) = server
-        .admin(Method::PUT, "/_retsu/functions/a%20b", Some(json!({"url": "http://h"})))
+        .admin(
+            Method::PUT,
+            "/_retsu/functions/a%20b",
+            Some(json!({"url": "http://h"})),
+        )
         .await;
     assert_eq!(status, 400, "{answer}");
     let (status, answer) = server
-        .admin(Method::PUT, "/_retsu/functions/declared", Some(json!({"url": "http://h"})))
+        .admin(
+            Method::PUT,
+            "/_retsu/functions/declared",
+            Some(json!({"url": "http://h"})),
+        )
         .await;
     assert_eq!(status, 409);
     assert_eq!(answer["error"]["code"], "Conflict");

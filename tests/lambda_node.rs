@@ -248,7 +248,10 @@ async fn a_node_handler_gets_the_records_the_python_runtime_gets() {
     let r = &parsed["Records"][0];
     assert_eq!(r["messageId"], node_id.as_str());
     assert_eq!(r["eventSourceARN"], queue_arn("to-node"));
-    assert_eq!(r["body"], "héllo \"wörld\" ✓\n\ttabs & <tags> / slashes \u{1F600}");
+    assert_eq!(
+        r["body"],
+        "héllo \"wörld\" ✓\n\ttabs & <tags> / slashes \u{1F600}"
+    );
     assert_eq!(
         r["messageAttributes"]["bin"],
         serde_json::json!({

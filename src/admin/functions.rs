@@ -46,7 +46,14 @@ pub fn put(admin: &Admin, name: &str, request: &AdminRequest) -> Response {
     match admin.lambda.put_function(target) {
         Ok(new) => {
             let view = admin.lambda.function_view_of(name).unwrap_or(Value::Null);
-            reply(if new { StatusCode::CREATED } else { StatusCode::OK }, view)
+            reply(
+                if new {
+                    StatusCode::CREATED
+                } else {
+                    StatusCode::OK
+                },
+                view,
+            )
         }
         Err(message) => error(StatusCode::CONFLICT, message),
     }
@@ -108,7 +115,9 @@ fn target(name: &str, body: &Map<String, Value>) -> Result<FunctionTarget, Strin
                 .ok_or("\"command\" must be a list of strings")?;
             FunctionTarget::with_command(name, argv, environment, timeout)?
         }
-        (Some(_), Some(_)) => return Err("a function has a \"url\" or a \"command\", not both".into()),
+        (Some(_), Some(_)) => {
+            return Err("a function has a \"url\" or a \"command\", not both".into())
+        }
         (Some(_), None) => return Err("\"url\" must be a string".into()),
         (None, Some(_)) => return Err("\"command\" must be a list of strings".into()),
         (None, None) => return Err("a function needs a \"url\" or a \"command\"".into()),

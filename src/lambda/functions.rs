@@ -741,7 +741,10 @@ mod tests {
             "arn:aws:lambda:us-east-1:123456789012:function:f",
             "arn:aws:lambda:us-east-1:123456789012:function:f:1",
         ] {
-            assert!(check_function_name("functionName", good, 140).is_ok(), "{good}");
+            assert!(
+                check_function_name("functionName", good, 140).is_ok(),
+                "{good}"
+            );
         }
         for bad in [
             "",
@@ -759,6 +762,9 @@ mod tests {
 
     #[test]
     fn last_modified_is_lambdas_format() {
-        assert_eq!(last_modified(1_700_000_000_123), "2023-11-14T22:13:20.123+0000");
+        assert_eq!(
+            last_modified(1_700_000_000_123),
+            "2023-11-14T22:13:20.123+0000"
+        );
     }
 }

@@ -141,7 +141,9 @@ impl Registry {
                 continue;
             }
             let target = match (s.url, s.command) {
-                (Some(url), _) => FunctionTarget::with_url(&s.name, &url, s.environment, s.timeout_s),
+                (Some(url), _) => {
+                    FunctionTarget::with_url(&s.name, &url, s.environment, s.timeout_s)
+                }
                 (None, Some(command)) => {
                     FunctionTarget::with_command(&s.name, command, s.environment, s.timeout_s)
                 }
@@ -264,21 +266,37 @@ mod tests {
         let command =
             FunctionTarget::with_command("cmd", vec!["cat".into()], BTreeMap::new(), 5).unwrap();
         assert_eq!(
-            registry.put(Registered::new(command.clone(), Origin::Admin, Details::default())),
+            registry.put(Registered::new(
+                command.clone(),
+                Origin::Admin,
+                Details::default()
+            )),
             Ok(true)
         );
         assert_eq!(
-            registry.put(Registered::new(url("declared"), Origin::Admin, Details::default())),
+            registry.put(Registered::new(
+                url("declared"),
+                Origin::Admin,
+                Details::default()
+            )),
             Err(Origin::Config)
         );
         assert_eq!(
             registry
-                .add(Registered::new(url("made"), Origin::Api, Details::default()))
+                .add(Registered::new(
+                    url("made"),
+                    Origin::Api,
+                    Details::default()
+                ))
                 .unwrap_err(),
             Origin::Api
         );
         let kept = registry.snapshot();
-        assert_eq!(kept.as_array().unwrap().len(), 2, "declared ones are not kept");
+        assert_eq!(
+            kept.as_array().unwrap().len(),
+            2,
+            "declared ones are not kept"
+        );
 
         // A restart whose configuration now declares "made" keeps its own.
         let again = Registry::new(&[url("declared"), url("made")]);
