@@ -458,15 +458,19 @@ async fn the_admin_api_lists_makes_replaces_and_removes_functions() {
         "http://127.0.0.1:9/2015-03-31/functions/function/invocations"
     );
     assert_eq!(replaced["timeout"], 3);
-    // Lambda's API sees it too.
-    let lambda = lambda_client(&server.endpoint);
-    let got = lambda
-        .get_function()
-        .function_name("worker")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(got.configuration().unwrap().timeout(), Some(3));
+    // Lambda's API sees it too (on one node: in a cluster the Lambda
+    // client's connection may reach another node than the admin call's,
+    // and functions, like mappings, live on the node that made them).
+    if !common::in_cluster() {
+        let lambda = lambda_client(&server.endpoint);
+        let got = lambda
+            .get_function()
+            .function_name("worker")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.configuration().unwrap().timeout(), Some(3));
+    }
 
     for (body, why) in [
         (json!({}), "needs a \"url\" or a \"command\""),
