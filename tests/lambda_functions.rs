@@ -287,7 +287,7 @@ async fn bad_create_function_requests_get_lambdas_errors() {
     );
     let (code, message) = create_error(
         base()
-            .function_name(&"x".repeat(65))
+            .function_name("x".repeat(65))
             .send()
             .await
             .unwrap_err(),
