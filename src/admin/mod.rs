@@ -16,7 +16,8 @@
 //! live event stream, server-sent events), `faults.rs`
 //! (seeded faults), `localstack.rs` (the peek), `localstack_status.rs`
 //! (health, info, init), `sns_inbox.rs` (what SNS recorded instead of
-//! sending, and confirmation tokens: LocalStack's `/_aws/sns/*` and ours).
+//! sending, and confirmation tokens: LocalStack's `/_aws/sns/*` and ours),
+//! `functions.rs` (the Lambda functions mappings invoke).
 
 // Handlers return an early `Response` as their error: built once per admin
 // call, never on the SQS path, so its size does not matter.
@@ -45,6 +46,7 @@ use crate::protocol::Settings;
 mod clock;
 mod dead_letters;
 mod faults;
+mod functions;
 mod history;
 mod localstack;
 mod localstack_status;
@@ -78,6 +80,8 @@ pub struct Admin {
     pub topic_steps: Arc<crate::topic_steps::TopicSteps>,
     /// LocalStack's init hooks, for `/_localstack/init`.
     pub init_hooks: Arc<crate::localstack::InitHooks>,
+    /// Lambda, for its functions.
+    pub lambda: Arc<crate::lambda::Lambda>,
     /// Serve LocalStack's endpoints (`/_localstack/*`, `/_aws/*`); off
     /// with `--no-localstack`.
     pub localstack: bool,
@@ -317,6 +321,7 @@ async fn dispatch(State(admin): State<Arc<Admin>>, req: Request) -> Response {
         ["queues", _, _, _, "messages", _] if m == Method::DELETE => Some(false),
         ["queues", _, _, _, "messages", _, "restore"] if m == Method::POST => Some(false),
         ["queues", _, _, _, "reset"] | ["reset"] if m == Method::POST => Some(true),
+        ["functions", _] if m == Method::PUT || m == Method::DELETE => Some(true),
         _ => None,
     };
     if let Some(refusal) = persisted.and(admin.engine.storage_refusal()) {
@@ -367,6 +372,10 @@ fn route(admin: &Arc<Admin>, segs: &[&str], request: &AdminRequest, path: &str) 
         ["faults"] if m == Method::GET => faults::show(&admin),
         ["faults"] if m == Method::POST => faults::set(&admin, request),
         ["faults"] if m == Method::DELETE => faults::clear(&admin, request),
+        ["functions"] if m == Method::GET => functions::list(&admin),
+        ["functions", name] if m == Method::GET => functions::one(&admin, name),
+        ["functions", name] if m == Method::PUT => functions::put(&admin, name, request),
+        ["functions", name] if m == Method::DELETE => functions::delete(&admin, name),
         ["messages", id] if m == Method::GET => history::message(&admin, id),
         ["events"] if m == Method::GET => history::events(&admin, request),
         ["events", "stream"] if m == Method::GET => stream::open(&admin, request),

@@ -3,6 +3,9 @@
 //!
 //! - `function.rs`: the functions (`--function`, `[[functions]]`) and how
 //!   one is invoked (the Invoke API over HTTP, or a command);
+//! - `registry.rs`: the functions by name, declared or made at run time;
+//! - `functions.rs`: CreateFunction, GetFunction, ListFunctions,
+//!   DeleteFunction, and the admin API's functions;
 //! - `mapping.rs`: a mapping's settings, validation and description;
 //! - `poller.rs`: the data plane, a consumer of the engine like any SQS
 //!   client (ReceiveMessage long polls, DeleteMessageBatch);
@@ -16,7 +19,8 @@
 //!
 //! Mappings are kept in the engine's queue-level state (the service
 //! "lambda"), so the journal persists them with the queues and a restart
-//! starts their pollers again.
+//! starts their pollers again; the functions made at run time are the
+//! service "lambda-functions" beside them.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -30,10 +34,12 @@ pub mod declared;
 pub mod error;
 pub mod filter;
 pub mod function;
+pub mod functions;
 pub mod mapping;
 pub mod observe;
 pub mod poller;
 pub mod record;
+pub mod registry;
 pub mod sns;
 
 pub use error::LambdaError;
@@ -59,10 +65,9 @@ pub struct DeclaredMapping {
 /// The Lambda service on one engine.
 pub struct Lambda {
     engine: Arc<Engine>,
-    functions: BTreeMap<String, FunctionTarget>,
-    /// Each function's free invocation slots, shared by every mapping
-    /// naming it.
-    slots: BTreeMap<String, Arc<tokio::sync::Semaphore>>,
+    /// The functions, each with its free invocation slots, shared by
+    /// every mapping naming it.
+    functions: registry::Registry,
     /// The region and account of the server, for configured functions.
     region: String,
     account: String,
@@ -97,23 +102,17 @@ impl Lambda {
     ) -> Arc<Lambda> {
         let lambda = Arc::new(Lambda {
             engine: engine.clone(),
-            functions: functions
-                .iter()
-                .map(|f| (f.name.clone(), f.clone()))
-                .collect(),
-            slots: functions
-                .iter()
-                .map(|f| {
-                    let slots = tokio::sync::Semaphore::new(f.concurrency as usize);
-                    (f.name.clone(), Arc::new(slots))
-                })
-                .collect(),
+            functions: registry::Registry::new(functions),
             region: region.to_string(),
             account: account.to_string(),
             state: Mutex::new(State::default()),
             runtime: tokio::runtime::Handle::current(),
             invocations: Arc::default(),
         });
+        // Functions first: the kept mappings' pollers look theirs up.
+        if let Some(kept) = engine.take_restored_service(registry::SERVICE) {
+            lambda.functions.restore(kept);
+        }
         if let Some(kept) = engine.take_restored_service(SERVICE) {
             let mappings: Vec<Mapping> = serde_json::from_value(kept).unwrap_or_default();
             let mut state = lambda.lock();
@@ -126,6 +125,10 @@ impl Lambda {
         }
         let weak = Arc::downgrade(&lambda);
         engine.register_service(SERVICE, move || weak.upgrade().map(|l| l.snapshot()));
+        let weak = Arc::downgrade(&lambda);
+        engine.register_service(registry::SERVICE, move || {
+            weak.upgrade().map(|l| l.functions.snapshot())
+        });
         lambda
     }
 
@@ -148,22 +151,10 @@ impl Lambda {
         &self.invocations
     }
 
-    /// Whether any function is configured: only then are SNS's `lambda`
-    /// subscriptions invoked rather than recorded.
+    /// Whether any function exists (configured or created): only then
+    /// are SNS's `lambda` subscriptions invoked rather than recorded.
     pub fn has_functions(&self) -> bool {
         !self.functions.is_empty()
-    }
-
-    /// The configured function `name_or_arn` names (a name, a partial or a
-    /// full ARN, with an optional qualifier).
-    fn function(&self, name_or_arn: &str) -> Result<&FunctionTarget, LambdaError> {
-        let name = function_name(name_or_arn);
-        self.functions.get(name).ok_or_else(|| {
-            LambdaError::not_found(format!(
-                "Function not found: {}",
-                mapping::function_arn(&self.region, &self.account, name)
-            ))
-        })
     }
 
     /// Makes the file's mappings, or brings an existing mapping of the same
@@ -205,34 +196,6 @@ impl Lambda {
             result.map_err(|e| format!("{at}: event source mapping: {e}"))?;
         }
         Ok(())
-    }
-
-    /// `GetFunction`: what Lambda says of a configured function.
-    pub fn get_function(&self, name_or_arn: &str) -> Result<Value, LambdaError> {
-        let f = self.function(name_or_arn)?;
-        let description = match &f.target {
-            function::Target::Url(url) => format!("Invoked at {url}"),
-            function::Target::Command(argv) => format!("Runs {}", argv.join(" ")),
-        };
-        Ok(json!({
-            "Configuration": {
-                "FunctionName": f.name,
-                "FunctionArn": mapping::function_arn(&self.region, &self.account, &f.name),
-                "Description": description,
-                "Timeout": f.timeout_s,
-                "MemorySize": 128,
-                "Version": "$LATEST",
-                "CodeSize": 0,
-                "CodeSha256": "",
-                "PackageType": "Image",
-                "Architectures": ["x86_64"],
-                "State": "Active",
-                "LastUpdateStatus": "Successful",
-                "Environment": { "Variables": f.environment },
-            },
-            "Code": {},
-            "Concurrency": { "ReservedConcurrentExecutions": f.concurrency },
-        }))
     }
 
     /// `CreateEventSourceMapping`.
@@ -422,9 +385,9 @@ impl Lambda {
         if !mapping.enabled {
             return None;
         }
-        let function = self.functions.get(&mapping.function_name)?.clone();
+        let function = self.functions.get(&mapping.function_name)?;
         let _entered = self.runtime.enter();
-        let slots = self.slots.get(&mapping.function_name)?.clone();
+        let slots = self.functions.slots(&mapping.function_name)?;
         Some(poller::start(
             self.engine.clone(),
             mapping.clone(),

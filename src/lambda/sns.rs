@@ -48,6 +48,10 @@ impl SnsInvoker {
 }
 
 impl LambdaInvoker for SnsInvoker {
+    fn has_functions(&self) -> bool {
+        self.lambda.has_functions()
+    }
+
     fn invoke(&self, delivery: LambdaDelivery) {
         let lambda = self.lambda.clone();
         self.lambda.runtime.spawn(async move {
@@ -80,13 +84,13 @@ fn step(lambda: &Lambda, d: &LambdaDelivery, kind: TopicEventKind, reason: Strin
 async fn deliver(lambda: &Lambda, d: &LambdaDelivery) {
     let engine = &lambda.engine;
     let function = match lambda.function(&d.function) {
-        Ok(f) => f.clone(),
+        Ok(f) => f,
         Err(e) => {
             give_up(lambda, d, e.message.to_string());
             return;
         }
     };
-    let slots = lambda.slots.get(&function.name).cloned();
+    let slots = lambda.functions.slots(&function.name);
     let attempts = RETRY_DELAYS_S.len() + 1;
     let mut last_error = String::new();
     for n in 0..attempts {

@@ -9,7 +9,10 @@
 //! | GetEventSourceMapping | GET `event-source-mappings/{UUID}` | 200 |
 //! | UpdateEventSourceMapping | PUT `event-source-mappings/{UUID}` | 202 |
 //! | DeleteEventSourceMapping | DELETE `event-source-mappings/{UUID}` | 202 |
+//! | CreateFunction | POST `functions` | 201 |
+//! | ListFunctions | GET `functions/` | 200 |
 //! | GetFunction | GET `functions/{FunctionName}` | 200 |
+//! | DeleteFunction | DELETE `functions/{FunctionName}` | 204 |
 //! | GetFunctionConfiguration | GET `functions/{FunctionName}/configuration` | 200 |
 //!
 //! No queue URL starts with `/2015-03-31/` (an account is twelve digits),
@@ -94,6 +97,17 @@ async fn handle(State(lambda): State<Arc<Lambda>>, req: Request) -> Response {
         (&Method::DELETE, ["event-source-mappings", uuid]) => {
             lambda.delete(uuid).await.map(|v| (StatusCode::ACCEPTED, v))
         }
+        (&Method::POST, ["functions"]) => lambda
+            .create_function(&body)
+            .await
+            .map(|v| (StatusCode::CREATED, v)),
+        (&Method::GET, ["functions"]) => lambda
+            .list_functions(param("Marker"), param("MaxItems"))
+            .map(|v| (StatusCode::OK, v)),
+        (&Method::DELETE, ["functions", name]) => lambda
+            .delete_function(&decode(name), param("Qualifier"))
+            .await
+            .map(|()| (StatusCode::NO_CONTENT, Value::Null)),
         (&Method::GET, ["functions", name]) => lambda.get_function(&decode(name)).map(|v| (StatusCode::OK, v)),
         (&Method::GET, ["functions", name, "configuration"]) => lambda
             .get_function(&decode(name))
@@ -102,7 +116,7 @@ async fn handle(State(lambda): State<Arc<Lambda>>, req: Request) -> Response {
             404,
             "UnknownOperationException",
             format!(
-                "Retsu serves Lambda's event source mapping actions and GetFunction; {} /2015-03-31/{path} is not one of them.",
+                "Retsu serves Lambda's event source mapping actions and CreateFunction, GetFunction, ListFunctions and DeleteFunction; {} /2015-03-31/{path} is not one of them.",
                 parts.method
             ),
         )),
@@ -136,6 +150,8 @@ pub(crate) fn settings(body: &[u8]) -> Result<Settings, LambdaError> {
 
 fn answer(result: Result<(StatusCode, Value), LambdaError>, request_id: &str) -> Response {
     let (status, body, error) = match result {
+        // DeleteFunction's 204 has no body.
+        Ok((status, Value::Null)) => (status, String::new(), None),
         Ok((status, value)) => (status, value.to_string(), None),
         Err(e) => (
             StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST),

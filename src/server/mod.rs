@@ -195,14 +195,13 @@ pub async fn start_with_services(
     lambda
         .invocations()
         .count_into(observers.metrics.lambda_counters());
-    // With functions to invoke, SNS's lambda subscriptions invoke them.
-    if lambda.has_functions() {
-        services
-            .sns
-            .set_lambda_invoker(Arc::new(crate::lambda::sns::SnsInvoker::new(
-                lambda.clone(),
-            )));
-    }
+    // SNS's lambda subscriptions invoke functions whenever there are any
+    // (configured at start or created later).
+    services
+        .sns
+        .set_lambda_invoker(Arc::new(crate::lambda::sns::SnsInvoker::new(
+            lambda.clone(),
+        )));
     let lambda_admin = lambda.clone();
     let metrics = observers.metrics.clone();
 
@@ -267,7 +266,7 @@ pub async fn start_with_services(
         })
         .fallback(handle)
         .with_state(state.clone())
-        .merge(crate::protocol::lambda::router(lambda));
+        .merge(crate::protocol::lambda::router(lambda.clone()));
     // The admin API (/_retsu/*, /_aws/sqs/messages); with --no-admin those
     // paths fall through to the SQS handler like any unknown path.
     if !config.no_admin {
@@ -290,6 +289,7 @@ pub async fn start_with_services(
                 .topic_steps
                 .expect("attached whenever the admin API is served"),
             init_hooks,
+            lambda,
             localstack: !config.no_localstack,
         })));
     }

@@ -22,9 +22,13 @@ pub struct LambdaDelivery {
     pub dead_letter: Option<(String, TopicDelivery)>,
 }
 
-/// Invokes functions (the server's). Installed only when the server has
-/// functions to invoke; without one, `lambda` subscriptions are only
+/// Invokes functions (the server's). While the server has no function
+/// (none configured, none created), `lambda` subscriptions are only
 /// recorded in the inbox.
 pub trait LambdaInvoker: Send + Sync {
+    /// Whether any function exists now (functions can be created and
+    /// deleted while the server runs).
+    fn has_functions(&self) -> bool;
+
     fn invoke(&self, delivery: LambdaDelivery);
 }

@@ -52,8 +52,8 @@ pub struct Sns {
     /// Decides duplicates and delays of deliveries into queues (set by
     /// the server; without it every delivery is made once, at once).
     shaper: std::sync::OnceLock<Arc<dyn DeliveryShaper>>,
-    /// Invokes the functions of `lambda` subscriptions (set by the server
-    /// when it has functions; without it they are only recorded).
+    /// Invokes the functions of `lambda` subscriptions (set by the server;
+    /// while it has no function they are only recorded).
     lambda: std::sync::OnceLock<Arc<dyn lambda::LambdaInvoker>>,
 }
 
@@ -190,7 +190,7 @@ impl Sns {
 
     /// Whether `lambda` subscriptions are invoked rather than recorded.
     pub(crate) fn invokes_lambda(&self) -> bool {
-        self.lambda.get().is_some()
+        self.lambda.get().is_some_and(|i| i.has_functions())
     }
 
     /// Hands one invocation to the server (see [`Sns::invokes_lambda`]).

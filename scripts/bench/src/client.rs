@@ -783,6 +783,30 @@ impl RawConn {
         self.exchange(req, limit, action).await
     }
 
+    /// A JSON request to any path (Lambda's REST-JSON API, the admin API,
+    /// an Invoke endpoint); the 2xx response's bytes. `Value::Null`: no body.
+    pub async fn rest(
+        &mut self,
+        method: hyper::Method,
+        path: &str,
+        body: Value,
+        what: &str,
+    ) -> BoxResult<Bytes> {
+        self.reconnect_if_closed().await?;
+        let body = if body.is_null() {
+            Bytes::new()
+        } else {
+            Bytes::from(serde_json::to_vec(&body)?)
+        };
+        let req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(HOST, self.host.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(body))?;
+        self.exchange(req, REQUEST_TIMEOUT, what).await
+    }
+
     /// Posts one query-protocol form (SNS's only protocol); the 200
     /// response's bytes.
     pub async fn form(&mut self, body: String, what: &str) -> BoxResult<Bytes> {

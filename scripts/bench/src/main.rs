@@ -17,6 +17,7 @@
 //! misordered message), never for a slow figure.
 
 mod client;
+mod lambda;
 mod null;
 mod proc;
 mod report;
@@ -55,9 +56,10 @@ enum Scenario {
     Memory,
     Startup,
     Publish,
+    Lambda,
 }
 
-const ALL: [Scenario; 10] = [
+const ALL: [Scenario; 11] = [
     Scenario::Startup,
     Scenario::Send,
     Scenario::SendBatch,
@@ -68,6 +70,7 @@ const ALL: [Scenario; 10] = [
     Scenario::Backlog,
     Scenario::Memory,
     Scenario::Publish,
+    Scenario::Lambda,
 ];
 
 impl Scenario {
@@ -83,6 +86,7 @@ impl Scenario {
             Scenario::Memory => "memory",
             Scenario::Startup => "startup",
             Scenario::Publish => "publish",
+            Scenario::Lambda => "lambda",
         }
     }
 
@@ -98,7 +102,11 @@ impl Scenario {
     fn per_client(self) -> bool {
         !matches!(
             self,
-            Scenario::Backlog | Scenario::Memory | Scenario::Startup | Scenario::Publish
+            Scenario::Backlog
+                | Scenario::Memory
+                | Scenario::Startup
+                | Scenario::Publish
+                | Scenario::Lambda
         )
     }
 }
@@ -685,6 +693,27 @@ async fn run_scenario(
                             )
                         },
                     )
+                    .collect()
+                }
+                Scenario::Lambda => {
+                    let n = sizes.lambda;
+                    [
+                        (lambda::Feed::Mapping, 10),
+                        (lambda::Feed::Loop, 10),
+                        (lambda::Feed::Mapping, 100),
+                        (lambda::Feed::Loop, 100),
+                    ]
+                    .into_iter()
+                    .map(|(feed, batch)| -> (String, ScenarioFn) {
+                        (
+                            lambda::variant(feed, batch),
+                            Box::new(move |run| {
+                                Box::pin(async move {
+                                    Ok(vec![lambda::lambda(run, feed, batch, n).await?])
+                                })
+                            }),
+                        )
+                    })
                     .collect()
                 }
                 Scenario::Send => sizes

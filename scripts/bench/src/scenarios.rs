@@ -56,6 +56,8 @@ pub struct Sizes {
     pub startup_runs: usize,
     /// Messages published per `publish` variant.
     pub publish: u64,
+    /// Messages per `lambda` variant.
+    pub lambda: u64,
 }
 
 impl Sizes {
@@ -76,6 +78,7 @@ impl Sizes {
             memory_messages: 200_000,
             startup_runs: 10,
             publish: s(40_000),
+            lambda: s(40_000),
         }
     }
 
@@ -94,6 +97,7 @@ impl Sizes {
             memory_messages: 20_000,
             startup_runs: 3,
             publish: 2_000,
+            lambda: 2_000,
         }
     }
 }
@@ -125,7 +129,11 @@ impl Run<'_> {
         check_deadline(self.deadline)
     }
 
-    fn measurement(&self, scenario: &'static str, variant: impl Into<String>) -> Measurement {
+    pub(crate) fn measurement(
+        &self,
+        scenario: &'static str,
+        variant: impl Into<String>,
+    ) -> Measurement {
         let mut m = Measurement::new(scenario, variant);
         m.client = self.client.name();
         m.server = self.server.name();
@@ -134,7 +142,7 @@ impl Run<'_> {
     }
 }
 
-fn check_deadline(deadline: Instant) -> BoxResult<()> {
+pub(crate) fn check_deadline(deadline: Instant) -> BoxResult<()> {
     if Instant::now() > deadline {
         Err("scenario ran past its time limit".into())
     } else {
@@ -195,14 +203,14 @@ fn queue_name(scenario: &str, fifo: bool) -> String {
 }
 
 /// Marks each tag seen; a second sighting is an error.
-struct Seen(Vec<AtomicU8>);
+pub(crate) struct Seen(Vec<AtomicU8>);
 
 impl Seen {
-    fn new(n: u64) -> Seen {
+    pub(crate) fn new(n: u64) -> Seen {
         Seen((0..n).map(|_| AtomicU8::new(0)).collect())
     }
 
-    fn mark(&self, tag: u64) -> BoxResult<()> {
+    pub(crate) fn mark(&self, tag: u64) -> BoxResult<()> {
         let slot = self
             .0
             .get(tag as usize)
@@ -213,7 +221,7 @@ impl Seen {
         Ok(())
     }
 
-    fn missing(&self) -> usize {
+    pub(crate) fn missing(&self) -> usize {
         self.0
             .iter()
             .filter(|s| s.load(Ordering::Relaxed) == 0)
@@ -296,18 +304,18 @@ fn fill_in(
     m.client_cpu_s = client_cpu;
 }
 
-async fn create_queue(run: &Run<'_>, scenario: &str, fifo: bool) -> BoxResult<String> {
+pub(crate) async fn create_queue(run: &Run<'_>, scenario: &str, fifo: bool) -> BoxResult<String> {
     let mut c = run.endpoint.client(ClientKind::Raw).await?;
     c.create_queue(&queue_name(scenario, fifo), fifo).await
 }
 
-async fn delete_queue(run: &Run<'_>, url: &str) -> BoxResult<()> {
+pub(crate) async fn delete_queue(run: &Run<'_>, url: &str) -> BoxResult<()> {
     let mut c = run.endpoint.client(ClientKind::Raw).await?;
     c.delete_queue(url).await
 }
 
 /// Checks, on a server that stores, that `url` holds exactly `expected`.
-async fn expect_stored(run: &Run<'_>, url: &str, expected: u64) -> BoxResult<()> {
+pub(crate) async fn expect_stored(run: &Run<'_>, url: &str, expected: u64) -> BoxResult<()> {
     if !run.verify() {
         return Ok(());
     }
@@ -321,7 +329,7 @@ async fn expect_stored(run: &Run<'_>, url: &str, expected: u64) -> BoxResult<()>
 
 /// Sends messages tagged `first..first + n`, `size` bytes each, with
 /// SendMessageBatch over 8 raw connections. Untimed set-up work.
-async fn fill(
+pub(crate) async fn fill(
     endpoint: &Endpoint,
     url: &str,
     first: u64,
