@@ -687,6 +687,7 @@ fn follow_events(
             }
             _ if json_lines => e.to_string(),
             "gap" => "(history no longer holds every event asked for)".to_string(),
+            "invocation" => invocation_line(&e),
             _ => event_rows(&Value::Array(vec![e]), true)
                 .remove(0)
                 .join("  "),
@@ -697,6 +698,23 @@ fn follow_events(
         }
     })?;
     Ok(ending)
+}
+
+/// A Lambda invocation on the live stream, as one line.
+fn invocation_line(r: &Value) -> String {
+    let mut line = format!(
+        "invocation  {}  {} from {}  batch {}  {} ms  {}",
+        text(&r["function"]),
+        text(&r["source"]),
+        text(&r["from"]),
+        text(&r["batch"]),
+        text(&r["duration_ms"]),
+        text(&r["result"]),
+    );
+    if let Some(error) = r["error"].as_str() {
+        line.push_str(&format!("  {error}"));
+    }
+    line
 }
 
 fn render_object(v: &Value) -> String {

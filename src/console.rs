@@ -41,6 +41,7 @@ static FILES: &[(&str, &[u8])] = embed!(
     "views/dlq.js",
     "views/time.js",
     "views/cluster.js",
+    "views/lambda.js",
     "views/parts.js",
     "vendor/preact.module.js",
     "vendor/hooks.module.js",

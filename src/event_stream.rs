@@ -1,6 +1,6 @@
 //! The live event stream's fan-out: each reader of
 //! `GET /_retsu/events/stream` (admin/stream.rs) follows the engine's
-//! events through a bounded buffer of its own.
+//! events, and the Lambda invocations, through a bounded buffer of its own.
 //!
 //! Why bounded and cut off rather than waited for: publishing runs inside
 //! the engine's event delivery, which every request passes through, so a
@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use crate::engine::events::{Event, Subscriber, TopicEvent};
 use crate::history::EventQuery;
+use crate::lambda::observe::InvocationRecord;
 
 /// Events a reader may fall behind by before it is cut off.
 pub const READER_BUFFER: usize = 4096;
@@ -42,6 +43,8 @@ struct Reader {
 pub enum Streamed {
     Message(Event),
     Topic(TopicEvent),
+    /// A Lambda invocation: not numbered, so outside that order.
+    Invocation(Arc<InvocationRecord>),
 }
 
 impl Streamed {
@@ -49,6 +52,7 @@ impl Streamed {
         match self {
             Streamed::Message(e) => e.seq,
             Streamed::Topic(e) => e.seq,
+            Streamed::Invocation(_) => 0,
         }
     }
 }
@@ -79,6 +83,21 @@ impl EventStream {
     /// Readers currently following.
     pub fn readers(&self) -> usize {
         self.count.load(Ordering::Acquire)
+    }
+
+    /// A Lambda invocation, to the readers whose filter passes it.
+    pub fn invocation(&self, record: &Arc<InvocationRecord>) {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        readers.retain(|reader| {
+            if !reader.filter.matches_invocation(&record.from) {
+                return true;
+            }
+            reader.offer(std::iter::once(Streamed::Invocation(record.clone())))
+        });
+        self.count.store(readers.len(), Ordering::Release);
     }
 }
 

@@ -309,6 +309,8 @@ pub struct EventQuery {
     pub kinds: Vec<Transition>,
     /// Any of these SNS fan-out kinds (the live stream only).
     pub topic_kinds: Vec<crate::engine::events::TopicEventKind>,
+    /// Lambda invocations (`kind=invocation`; the live stream only).
+    pub invocations: bool,
     /// Only events numbered after this.
     pub since: u64,
     pub limit: usize,
@@ -317,15 +319,25 @@ pub struct EventQuery {
 impl EventQuery {
     /// Whether an event passes the queue and kind filters.
     pub fn matches(&self, e: &Event) -> bool {
-        let any_kind = self.kinds.is_empty() && self.topic_kinds.is_empty();
+        let any_kind = self.any_kind();
         self.queue.as_ref().is_none_or(|q| *e.queue == *q)
             && (any_kind || self.kinds.contains(&e.kind))
     }
 
     /// Whether an SNS fan-out step passes: only without a queue filter.
     pub fn matches_topic(&self, e: &crate::engine::events::TopicEvent) -> bool {
-        let any_kind = self.kinds.is_empty() && self.topic_kinds.is_empty();
-        self.queue.is_none() && (any_kind || self.topic_kinds.contains(&e.kind))
+        self.queue.is_none() && (self.any_kind() || self.topic_kinds.contains(&e.kind))
+    }
+
+    /// Whether a Lambda invocation passes: with a queue filter, only a
+    /// mapping's invocation of that queue (`from`, the source ARN).
+    pub fn matches_invocation(&self, from: &str) -> bool {
+        let queue = self.queue.as_ref().is_none_or(|q| from == q.arn());
+        queue && (self.any_kind() || self.invocations)
+    }
+
+    fn any_kind(&self) -> bool {
+        self.kinds.is_empty() && self.topic_kinds.is_empty() && !self.invocations
     }
 }
 

@@ -182,6 +182,20 @@ async fn a_partial_batch_is_logged_with_the_items_that_failed() {
     let url = server.create_queue("jobs").await;
     let good = server.send(&url, "good").await;
     let bad = server.send(&url, "fail-1").await;
+    // The live stream, following this queue's invocations only.
+    let arn = queue_arn("jobs");
+    let scope: Vec<&str> = arn.split(':').skip(3).collect();
+    let mut live = server
+        .http
+        .get(format!(
+            "{}/_retsu/events/stream?kind=invocation&queue={}",
+            server.endpoint,
+            scope.join("/")
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(live.status(), 200);
     let uuid = map(&lambda, "jobs").await;
 
     eventually("the invocations covered both messages", || async {
@@ -212,6 +226,26 @@ async fn a_partial_batch_is_logged_with_the_items_that_failed() {
     assert!(with_bad["batch"].as_u64().unwrap() >= 1);
     assert!(with_bad["duration_ms"].is_u64());
     assert!(with_bad["request_id"].as_str().is_some_and(common::is_uuid));
+
+    // The same invocation came on the live stream as `event: invocation`.
+    let mut seen = String::new();
+    let streamed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let chunk = live.chunk().await.unwrap().expect("the stream stays open");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            let found = seen.split("\n\n").find_map(|frame| {
+                let data = frame.strip_prefix("event: invocation\ndata: ")?;
+                let r: Value = serde_json::from_str(data).unwrap();
+                (r["request_id"] == with_bad["request_id"]).then_some(r)
+            });
+            if let Some(r) = found {
+                return r;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no invocation frame in:\n{seen}"));
+    assert_eq!(streamed, *with_bad);
 
     let text = metrics(&server).await;
     let line = format!("retsu_lambda_failed_items_total{{function=\"orders\",source=\"{uuid}\",result=\"failed\"}} 1");
@@ -273,6 +307,18 @@ async fn a_message_dead_lettered_by_failed_invocations_shows_why() {
             "{r}"
         );
     }
+    // The message's history carries the same invocations beside its events.
+    let life = server.admin_get(&format!("/_retsu/messages/{id}")).await;
+    let carried = life["invocations"].as_array().unwrap();
+    assert_eq!(carried, &why, "{life:#}");
+    assert!(
+        life["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "dead_lettered"),
+        "{life:#}"
+    );
     let text = metrics(&server).await;
     assert!(
         text.contains(&format!("retsu_lambda_invocations_total{{function=\"orders\",source=\"{uuid}\",result=\"failed\"}} 2")),

@@ -632,6 +632,50 @@ async function main() {
       skipped.push('topics (this server has no /_retsu/topics)');
     }
 
+    // ---- Lambda: a function made through the admin API, a mapping, its invocations ----
+    if (await serves('lambda/mappings')) {
+      // A command function that refuses every batch: each invocation fails with its reason.
+      let res = await fetch(`${EP}/_retsu/functions/refuser`, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ command: ['sh', '-c', 'cat >/dev/null; echo refused >&2; exit 3'] }),
+      });
+      check('a function is made through the admin API', res.status === 201, String(res.status));
+      const { QueueUrl: handedUrl } = await sqs('CreateQueue', { QueueName: 'handed' });
+      const { MessageId: handedId } = await sqs('SendMessage', { QueueUrl: handedUrl, MessageBody: 'for the function' });
+      res = await fetch(`${EP}/2015-03-31/event-source-mappings/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ FunctionName: 'refuser', EventSourceArn: 'arn:aws:sqs:us-east-1:000000000000:handed', BatchSize: 1 }),
+      });
+      const mapping = await res.json();
+      check('a mapping is created through Lambda\'s API', res.status === 202, JSON.stringify(mapping));
+      await waitFor('a failed invocation', async () => {
+        const log = await (await fetch(`${EP}/_retsu/lambda/invocations`)).json();
+        return log.invocations.some((r) => r.result === 'failed');
+      });
+      await page.goto(`${EP}/_retsu/ui/#/lambda`);
+      const invoked = page.getByTestId('lambda-invocations');
+      await invoked.waitFor();
+      const invokedText = await invoked.innerText();
+      check('the Lambda screen lists the mapping and its failed invocation',
+        (await page.getByText(mapping.UUID).count()) > 0 && invokedText.includes('refuser') && invokedText.includes('failed'), invokedText);
+      await axe(page, 'lambda', { strict: true });
+      // The message's own page lists the invocations that carried it.
+      await page.goto(`${EP}/_retsu/ui/#/messages/${handedId}`);
+      const carried = page.getByTestId('message-invocations');
+      await carried.waitFor();
+      check('a message\'s page lists the invocations that carried it, with the result',
+        (await carried.innerText()).includes('refuser') && (await carried.innerText()).includes('failed'), await carried.innerText());
+      await axe(page, 'message (Lambda invocations)', { strict: true });
+      // Leave the server as it was: no mapping, no function, no queue.
+      await fetch(`${EP}/2015-03-31/event-source-mappings/${mapping.UUID}`, { method: 'DELETE' });
+      await fetch(`${EP}/_retsu/functions/refuser`, { method: 'DELETE' });
+      await sqs('DeleteQueue', { QueueUrl: handedUrl });
+    } else {
+      skipped.push('lambda (this server has no /_retsu/lambda/mappings)');
+    }
+
     // ---- dark, narrow ----
     await page.goto(`${EP}/_retsu/ui/#/queues`);
     await page.getByTestId('queue-row-jobs.fifo').waitFor();

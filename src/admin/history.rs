@@ -1,5 +1,5 @@
 //! `GET /_retsu/messages/{id}` (a message's whole life, also after it
-//! left) and `GET /_retsu/events` (the recent events, filterable, so a
+//! left, with the Lambda invocations that carried it) and `GET /_retsu/events` (the recent events, filterable, so a
 //! silent loss has a record).
 
 use axum::http::StatusCode;
@@ -14,6 +14,8 @@ use crate::engine::{QueueKey, Transition};
 use crate::history::{EventQuery, History};
 
 const DEFAULT_LIMIT: usize = 100;
+/// The live stream's kind for a Lambda invocation (not a message's event).
+pub(super) const INVOCATION: &str = "invocation";
 const MAX_LIMIT: usize = 10_000;
 
 pub(super) fn history(admin: &Admin) -> Result<&History, Response> {
@@ -60,11 +62,15 @@ pub fn message(admin: &Admin, id: &str) -> Response {
         .last()
         .and_then(|e| admin.engine.peek_message(&e.queue, id))
         .map(|m| peeked(&m));
+    // The Lambda invocations whose event held it: why a mapping's message
+    // came back or went to its dead-letter queue.
+    let invocations = admin.lambda.invocations().recent(None, Some(id));
     ok(json!({
         "message_id": id,
         "events": trail.events.iter().map(|e| event_json(admin, e)).collect::<Vec<_>>(),
         "truncated": trail.cut,
         "current": current,
+        "invocations": invocations,
     }))
 }
 
@@ -106,6 +112,7 @@ pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
     };
     let mut kinds = Vec::new();
     let mut topic_kinds = Vec::new();
+    let mut invocations = false;
     for k in request
         .param("kind")
         .unwrap_or("")
@@ -113,6 +120,10 @@ pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
         .filter(|k| !k.is_empty())
     {
         use crate::engine::events::TopicEventKind;
+        if k == INVOCATION {
+            invocations = true;
+            continue;
+        }
         if let Some(kind) = TopicEventKind::ALL.iter().find(|t| t.name() == k) {
             topic_kinds.push(*kind);
             continue;
@@ -122,6 +133,7 @@ pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
                 .iter()
                 .map(|t| t.name())
                 .chain(TopicEventKind::ALL.iter().map(|t| t.name()))
+                .chain([INVOCATION])
                 .collect();
             bad_request(format!("unknown kind {k:?}; kinds: {}", known.join(", ")))
         })?;
@@ -141,6 +153,7 @@ pub(super) fn query(request: &AdminRequest) -> Result<EventQuery, Response> {
         queue,
         kinds,
         topic_kinds,
+        invocations,
         since: number("since", 0, u64::MAX)?,
         limit: number("limit", DEFAULT_LIMIT as u64, MAX_LIMIT as u64)? as usize,
     })

@@ -8,7 +8,11 @@
 //! the Event object of `/_retsu/events`. A reader that falls too far
 //! behind is cut off (see `event_stream.rs`): its stream ends with
 //! `event: missed` and `data: {"next": N}`, N the last event it was sent.
-//! A comment line every few seconds keeps idle connections open through
+//! Lambda invocations (from mappings and SNS subscriptions) come as
+//! `event: invocation` with the invocation log's record as `data` and no
+//! `id`: they are not numbered events, and a reconnect does not replay
+//! them (`/_retsu/lambda/invocations` keeps the recent ones). A comment
+//! line every few seconds keeps idle connections open through
 //! proxies. The stream ends when the server shuts down.
 
 use std::collections::VecDeque;
@@ -23,12 +27,13 @@ use axum::response::Response;
 use bytes::Bytes;
 use serde_json::json;
 
-use super::history::{event_json, query};
+use super::history::{event_json, query, INVOCATION};
 use super::topics::topic_event_json;
 use super::{Admin, AdminRequest};
 use crate::engine::events::{Event, TopicEvent};
 use crate::event_stream::{Follower, Streamed};
 use crate::history::EventQuery;
+use crate::lambda::observe::InvocationRecord;
 
 /// How long an idle stream waits before a keep-alive comment.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -55,6 +60,7 @@ pub fn open(admin: &Arc<Admin>, request: &AdminRequest) -> Response {
         queue: filter.queue.clone(),
         kinds: filter.kinds.clone(),
         topic_kinds: filter.topic_kinds.clone(),
+        invocations: filter.invocations,
         since: 0,
         limit: 0,
     });
@@ -125,6 +131,8 @@ impl Stream {
             };
             match received {
                 Err(_) => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                // No event number: it leaves where a reconnect resumes alone.
+                Ok(Some(Streamed::Invocation(r))) => return Some(invocation_frame(&r)),
                 Ok(Some(e)) if e.seq() <= self.last => continue,
                 Ok(Some(Streamed::Message(e))) => return Some(self.frame(&e)),
                 Ok(Some(Streamed::Topic(e))) => return Some(self.topic_frame(&e)),
@@ -164,4 +172,11 @@ impl Stream {
             event_json(&self.admin, e)
         ))
     }
+}
+
+/// A Lambda invocation as it happens: `event: invocation`, with no `id`
+/// (it is not one of the numbered events history replays).
+fn invocation_frame(r: &InvocationRecord) -> Bytes {
+    let data = serde_json::to_string(r).unwrap_or_else(|_| "{}".into());
+    Bytes::from(format!("event: {INVOCATION}\ndata: {data}\n\n"))
 }

@@ -5,13 +5,16 @@
 //! Why beside the engine's event bus rather than on it: an invocation is
 //! not a change of any message; the messages it touched keep their own
 //! events (received, deleted, returned, dead-lettered), and an SNS
-//! subscription's invocation also shows as its fan-out steps.
+//! subscription's invocation also shows as its fan-out steps. Each
+//! invocation is also handed to the live event stream as it ends, and a
+//! message's history lists those that carried it.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 
+use crate::event_stream::EventStream;
 use crate::metrics::{InvocationCounts, InvocationLabels};
 
 /// Invocations kept for the admin API and the console.
@@ -62,6 +65,8 @@ pub struct InvocationRecord {
 pub struct Invocations {
     recent: Mutex<VecDeque<InvocationRecord>>,
     counters: OnceLock<(InvocationCounts, InvocationCounts)>,
+    /// The live event stream, which shows each invocation as it ends.
+    stream: OnceLock<Arc<EventStream>>,
 }
 
 impl Invocations {
@@ -70,7 +75,16 @@ impl Invocations {
         let _ = self.counters.set(counters);
     }
 
+    /// Shows each invocation on the live event stream from now on (set
+    /// once, at start, when the admin API is served).
+    pub fn stream_into(&self, stream: Arc<EventStream>) {
+        let _ = self.stream.set(stream);
+    }
+
     pub fn record(&self, record: InvocationRecord) {
+        if let Some(stream) = self.stream.get() {
+            stream.invocation(&Arc::new(record.clone()));
+        }
         if let Some((invocations, failed_items)) = self.counters.get() {
             let labels = |result| InvocationLabels {
                 function: record.function.clone(),

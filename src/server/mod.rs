@@ -195,6 +195,9 @@ pub async fn start_with_services(
     lambda
         .invocations()
         .count_into(observers.metrics.lambda_counters());
+    if let Some(stream) = &observers.event_stream {
+        lambda.invocations().stream_into(stream.clone());
+    }
     // SNS's lambda subscriptions invoke functions whenever there are any
     // (configured at start or created later).
     services

@@ -115,6 +115,15 @@ async function findNow(id) {
   return null;
 }
 
+/** The Lambda invocations whose event held this message: why it came back or was dead-lettered. */
+function Invocations({ list, id }) {
+  return html`<h2>Lambda invocations</h2>
+    <ol class="small" data-testid="message-invocations">${list.map((r) => html`<li key=${r.request_id}>
+      ${fmtTime(r.at_ms)}: <span class="mono">${r.function}</span>, batch of ${r.batch}, ${r.result}${
+        r.failed_items.includes(id) ? ' (this message reported failed)' : ''}${r.error ? html`: ${r.error}` : ''}
+    </li>`)}</ol>`;
+}
+
 export function MessageView({ id }) {
   const history = usePoll(() => admin(`messages/${encodeURIComponent(id)}`), [id]);
   const unavailable = history.error && history.error.unavailable;
@@ -129,6 +138,7 @@ export function MessageView({ id }) {
       <h2>History</h2>
       <${Path} events=${h.events} />
       ${h.truncated ? html`<p class="small muted">Older events were dropped from the log.</p>` : null}
+      ${h.invocations && h.invocations.length ? html`<${Invocations} list=${h.invocations} id=${id} />` : null}
       ${h.current ? html`<h2>Body</h2><pre class="body">${h.current.body}</pre>` : null}` : null}
     ${unavailable ? html`<p class="notice muted" data-testid="unavailable">This server keeps no message history yet
       (/_retsu/messages is not served); showing where the message is now.</p>
