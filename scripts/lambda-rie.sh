@@ -19,6 +19,11 @@
 #       PATH), so it needs cmake, make and a C++ compiler. Prints "ready",
 #       or "skipped: no Go" / "skipped: no node" / "skipped: no cmake" /
 #       "skipped: no C++ compiler" and exits 3.
+#   bash scripts/lambda-rie.sh setup-cli
+#       makes a venv in scripts/.lambda/cli with the AWS CLI v1 (the
+#       version compat/ pins), so the tests drive mappings as a user does
+#       with `aws lambda ...`. Prints "ready", or "skipped: no python3" and
+#       exits 3.
 #   bash scripts/lambda-rie.sh run ADDRESS DIR HANDLER
 #       runs the emulator on ADDRESS (e.g. 127.0.0.1:9001) with the Python
 #       handler HANDLER (module.function) from DIR; the Invoke API is then
@@ -98,6 +103,17 @@ JSON
     echo ready
 }
 
+setup_cli() {
+    command -v python3 >/dev/null || { echo "skipped: no python3"; exit 3; }
+    local pin
+    pin="$(grep -E '^awscli==' "$here/../compat/python/requirements-cli.txt")"
+    if [[ ! -x "$root/cli/bin/aws" ]] || ! "$root/cli/bin/aws" --version 2>&1 | grep -q "aws-cli/${pin#awscli==} "; then
+        python3 -m venv "$root/cli"
+        "$root/cli/bin/pip" install --quiet --disable-pip-version-check "$pin" >&2
+    fi
+    echo ready
+}
+
 run() {
     local address="$1" dir="$2" handler="$3"
     cd "$dir"
@@ -119,7 +135,8 @@ run_node() {
 case "${1:-}" in
     setup) setup ;;
     setup-node) setup_node ;;
+    setup-cli) setup_cli ;;
     run) shift; run "$@" ;;
     run-node) shift; run_node "$@" ;;
-    *) echo "usage: $0 setup | setup-node | run ADDRESS DIR HANDLER | run-node ADDRESS DIR HANDLER" >&2; exit 2 ;;
+    *) echo "usage: $0 setup | setup-node | setup-cli | run ADDRESS DIR HANDLER | run-node ADDRESS DIR HANDLER" >&2; exit 2 ;;
 esac

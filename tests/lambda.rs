@@ -15,157 +15,25 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_sdk_lambda::error::ProvideErrorMetadata;
 use aws_sdk_lambda::types::{Filter, FilterCriteria, FunctionResponseType, ScalingConfig};
+use common::lambda::{
+    self, aws_cli, aws_lambda, eventually, rie_available, server_with, single_node_only,
+    url_function, Rie,
+};
 use common::process::free_port;
 use common::{queue_arn, TestServer, ACCOUNT, REGION};
-use retsu::config::Config;
 use retsu::lambda::FunctionTarget;
 
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let config = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_lambda::Client::from_conf(config)
-}
-
-/// A server whose configuration names `functions`.
-async fn server_with(functions: Vec<FunctionTarget>) -> (TestServer, aws_sdk_lambda::Client) {
-    let server = TestServer::start_with(Config {
-        functions,
-        ..Config::ephemeral()
-    })
-    .await;
-    let lambda = lambda_client(&server.endpoint);
-    (server, lambda)
-}
-
-fn url_function(name: &str, url: &str) -> FunctionTarget {
-    FunctionTarget::with_url(name, url, Default::default(), 30).unwrap()
-}
-
-/// Waits (real time, bounded) until `check` holds: the handler runs in
-/// another process, so its effects arrive when they arrive.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// AWS's runtime interface emulator running one handler of
-/// tests/lambda/handlers.py; dropped, it is stopped.
-struct Rie {
-    child: std::process::Child,
-    url: String,
-    log: PathBuf,
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Builds the emulator and the Python venv once per test binary; `false`
-/// (after saying so) when this machine cannot.
-fn rie_available() -> bool {
-    static READY: OnceLock<bool> = OnceLock::new();
-    *READY.get_or_init(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .arg("setup")
-            .output()
-            .expect("bash runs");
-        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        match out.status.code() {
-            Some(0) => true,
-            Some(3) => {
-                eprintln!("{said}: the runtime interface emulator tests are skipped");
-                false
-            }
-            _ => panic!(
-                "scripts/lambda-rie.sh setup failed: {said}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        }
-    })
-}
-
-impl Rie {
-    fn start(handler: &str) -> Rie {
-        let port = free_port();
-        let log = std::env::temp_dir().join(format!("retsu-lambda-{}.log", uuid::Uuid::new_v4()));
-        let child = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .args(["run", &format!("127.0.0.1:{port}")])
-            .arg(root().join("tests/lambda"))
-            .arg(format!("handlers.{handler}"))
-            .env("LAMBDA_LOG", &log)
-            // Emulators run side by side: each its own Runtime API port.
-            .env("RIE_RUNTIME_API", format!("127.0.0.1:{}", free_port()))
-            .env("AWS_LAMBDA_FUNCTION_TIMEOUT", "30")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the emulator starts");
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "the emulator did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Rie {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-        }
-    }
-
-    /// The bodies of each invocation's records, one list per invocation.
-    fn invocations(&self) -> Vec<Vec<String>> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a log line is a JSON list"))
-            .collect()
-    }
-}
-
-impl Drop for Rie {
-    fn drop(&mut self) {
-        // SIGTERM: the emulator stops its runtime process with it.
-        let _ = std::process::Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.log);
-    }
-}
-
-/// The data-plane tests run on one node: a cluster's pollers run on the
-/// node holding the lease, which these tests do not pick.
-fn single_node_only() -> bool {
-    if common::in_cluster() {
-        eprintln!("skipped in a cluster: mapping pollers are tested on a single node");
-        return true;
-    }
-    false
+/// The bodies of each invocation's records, one list per invocation (the
+/// handlers of tests/lambda/handlers.py write them).
+fn bodies_per_invocation(rie: &Rie) -> Vec<Vec<String>> {
+    rie.lines()
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("a log line is a JSON list"))
+        .collect()
 }
 
 /// A queue with `attributes` and a dead-letter queue `<name>-dlq` its
@@ -528,7 +396,7 @@ async fn bad_mappings_get_lambdas_errors() {
 
 #[tokio::test]
 async fn a_refused_connection_fails_the_batch_and_loses_nothing() {
-    if single_node_only() {
+    if single_node_only("mapping pollers") {
         return;
     }
     let closed = format!("http://127.0.0.1:{}", free_port());
@@ -553,7 +421,7 @@ async fn a_refused_connection_fails_the_batch_and_loses_nothing() {
 
 #[tokio::test]
 async fn a_command_function_gets_aws_records() {
-    if single_node_only() {
+    if single_node_only("mapping pollers") {
         return;
     }
     let log = std::env::temp_dir().join(format!("retsu-lambda-{}.json", uuid::Uuid::new_v4()));
@@ -648,10 +516,10 @@ async fn a_command_function_gets_aws_records() {
 
 #[tokio::test]
 async fn two_failed_items_return_exactly_those() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
-    let rie = Rie::start("partial");
+    let rie = Rie::python("handlers.partial");
     let (server, lambda) = server_with(vec![url_function("partial", &rie.url)]).await;
     let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
     send_all(&server, &url, &["ok-1", "fail-2", "ok-3", "fail-4", "ok-5"]).await;
@@ -665,7 +533,7 @@ async fn two_failed_items_return_exactly_those() {
         server.counts(&url).await == (0, 2, 0)
     })
     .await;
-    let seen: usize = rie.invocations().iter().map(Vec::len).sum();
+    let seen: usize = bodies_per_invocation(&rie).iter().map(Vec::len).sum();
     assert_eq!(seen, 5, "every message reached the handler once");
     // The two failures come back at their visibility timeout; their next
     // receive passes maxReceiveCount 1 and moves them to the DLQ.
@@ -679,12 +547,91 @@ async fn two_failed_items_return_exactly_those() {
     server.server.shutdown().await.unwrap();
 }
 
+/// `aws lambda …` run off the runtime's thread: the server answering it
+/// runs in this process.
+async fn cli(aws: &std::path::Path, endpoint: &str, args: &[&str]) -> serde_json::Value {
+    let (aws, endpoint) = (aws.to_path_buf(), endpoint.to_string());
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        aws_lambda(&aws, &endpoint, &args)
+    })
+    .await
+    .unwrap()
+    .unwrap_or_else(|e| panic!("aws lambda failed: {e}"))
+}
+
+/// A user's path: the AWS CLI maps a queue to a handler running under the
+/// emulator; successes are deleted, a reported failure comes back and is
+/// dead-lettered; the CLI lists and deletes the mapping.
 #[tokio::test]
-async fn an_always_failing_handler_dead_letters_after_max_receive_count() {
-    if single_node_only() || !rie_available() {
+async fn the_aws_cli_maps_a_queue_to_a_handler_under_the_emulator() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
-    let rie = Rie::start("always_fail");
+    let Some(aws) = aws_cli() else {
+        return;
+    };
+    let rie = Rie::python("handlers.partial");
+    let (server, _) = server_with(vec![url_function("orders", &rie.url)]).await;
+    let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
+    send_all(&server, &url, &["ok-1", "fail-2", "ok-3"]).await;
+    let source = queue_arn("jobs");
+    let created = cli(
+        &aws,
+        &server.endpoint,
+        &[
+            "create-event-source-mapping",
+            "--function-name",
+            "orders",
+            "--event-source-arn",
+            &source,
+            "--batch-size",
+            "3",
+            "--function-response-types",
+            "ReportBatchItemFailures",
+        ],
+    )
+    .await;
+    assert_eq!(created["State"], "Creating", "{created}");
+    assert_eq!(created["EventSourceArn"], source.as_str());
+    let uuid = created["UUID"].as_str().unwrap().to_string();
+    eventually("the two successes are deleted", || async {
+        server.counts(&url).await == (0, 1, 0)
+    })
+    .await;
+    server.advance_secs(31);
+    eventually("the failure reaches the dead-letter queue", || async {
+        server.counts(&dlq).await.0 == 1
+    })
+    .await;
+    assert_eq!(bodies_in(&server, &dlq).await, ["fail-2"]);
+
+    let listed = cli(
+        &aws,
+        &server.endpoint,
+        &["list-event-source-mappings", "--function-name", "orders"],
+    )
+    .await;
+    let mappings = listed["EventSourceMappings"].as_array().unwrap();
+    assert_eq!(mappings.len(), 1, "{listed}");
+    assert_eq!(mappings[0]["UUID"], uuid.as_str());
+    assert_eq!(mappings[0]["State"], "Enabled");
+    let deleted = cli(
+        &aws,
+        &server.endpoint,
+        &["delete-event-source-mapping", "--uuid", &uuid],
+    )
+    .await;
+    assert_eq!(deleted["State"], "Deleting", "{deleted}");
+}
+
+#[tokio::test]
+async fn an_always_failing_handler_dead_letters_after_max_receive_count() {
+    if single_node_only("mapping pollers") || !rie_available() {
+        return;
+    }
+    let rie = Rie::python("handlers.always_fail");
     let (server, lambda) = server_with(vec![url_function("fails", &rie.url)]).await;
     let (url, dlq) = queue_with_dlq(&server, "jobs", 2, &[("VisibilityTimeout", "30")]).await;
     server.send(&url, "doomed").await;
@@ -692,7 +639,7 @@ async fn an_always_failing_handler_dead_letters_after_max_receive_count() {
     let uuid = mapping.uuid().unwrap();
     for attempt in 1..=2 {
         eventually(&format!("invocation {attempt}"), || async {
-            rie.invocations().len() == attempt
+            bodies_per_invocation(&rie).len() == attempt
         })
         .await;
         eventually("the failure is recorded", || async {
@@ -706,17 +653,21 @@ async fn an_always_failing_handler_dead_letters_after_max_receive_count() {
         server.counts(&dlq).await.0 == 1
     })
     .await;
-    assert_eq!(rie.invocations().len(), 2, "maxReceiveCount invocations");
+    assert_eq!(
+        bodies_per_invocation(&rie).len(),
+        2,
+        "maxReceiveCount invocations"
+    );
     assert_eq!(bodies_in(&server, &dlq).await, ["doomed"]);
     server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn an_item_identifier_outside_the_batch_fails_the_whole_batch() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
-    let rie = Rie::start("stranger");
+    let rie = Rie::python("handlers.stranger");
     let (server, lambda) = server_with(vec![url_function("stranger", &rie.url)]).await;
     let (url, dlq) = queue_with_dlq(&server, "jobs", 1, &[("VisibilityTimeout", "30")]).await;
     send_all(&server, &url, &["a", "b"]).await;
@@ -727,7 +678,11 @@ async fn an_item_identifier_outside_the_batch_fails_the_whole_batch() {
         .await
         .unwrap();
     eventually("both messages were invoked with", || async {
-        rie.invocations().iter().map(Vec::len).sum::<usize>() == 2
+        bodies_per_invocation(&rie)
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>()
+            == 2
     })
     .await;
     common::settle().await;
@@ -743,10 +698,10 @@ async fn an_item_identifier_outside_the_batch_fails_the_whole_batch() {
 
 #[tokio::test]
 async fn fifo_groups_arrive_in_order_through_the_emulator() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
-    let rie = Rie::start("ok");
+    let rie = Rie::python("handlers.ok");
     let (server, lambda) = server_with(vec![url_function("ok", &rie.url)]).await;
     let url = server
         .create_queue_with(
@@ -765,7 +720,7 @@ async fn fifo_groups_arrive_in_order_through_the_emulator() {
         server.counts(&url).await == (0, 0, 0)
     })
     .await;
-    let order: Vec<String> = rie.invocations().into_iter().flatten().collect();
+    let order: Vec<String> = bodies_per_invocation(&rie).into_iter().flatten().collect();
     assert_eq!(order.len(), 12, "each message once: {order:?}");
     for group in ["a", "b", "c"] {
         let mine: Vec<&String> = order.iter().filter(|b| b.starts_with(group)).collect();
@@ -777,10 +732,10 @@ async fn fifo_groups_arrive_in_order_through_the_emulator() {
 
 #[tokio::test]
 async fn filter_criteria_pass_matching_records_and_delete_the_rest() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
-    let rie = Rie::start("ok");
+    let rie = Rie::python("handlers.ok");
     let (server, lambda) = server_with(vec![url_function("ok", &rie.url)]).await;
     let url = server.create_queue("jobs").await;
     send_all(
@@ -810,19 +765,19 @@ async fn filter_criteria_pass_matching_records_and_delete_the_rest() {
         server.counts(&url).await == (0, 0, 0)
     })
     .await;
-    let seen: Vec<String> = rie.invocations().into_iter().flatten().collect();
+    let seen: Vec<String> = bodies_per_invocation(&rie).into_iter().flatten().collect();
     assert_eq!(seen, [r#"{"kind":"order","n":1}"#]);
     server.server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn sqs_attributes_the_handler_sees_survive_powertools() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
     // Powertools' SqsModel parses the whole event, FIFO fields included;
     // a record it refused would fail the batch and leave the message.
-    let rie = Rie::start("ok");
+    let rie = Rie::python("handlers.ok");
     let (server, lambda) = server_with(vec![url_function("ok", &rie.url)]).await;
     let url = server
         .create_queue_with("jobs.fifo", &[("FifoQueue", "true")])
@@ -844,7 +799,7 @@ async fn sqs_attributes_the_handler_sees_survive_powertools() {
         server.counts(&url).await == (0, 0, 0)
     })
     .await;
-    assert_eq!(rie.invocations(), [vec!["fifo".to_string()]]);
+    assert_eq!(bodies_per_invocation(&rie), [vec!["fifo".to_string()]]);
     server.server.shutdown().await.unwrap();
 }
 
@@ -888,7 +843,7 @@ report_batch_item_failures = true
         Running::start(command, port)
     };
     let mut first = start();
-    let lambda = lambda_client(&first.endpoint());
+    let lambda = lambda::client(&first.endpoint());
     let function = lambda
         .get_function()
         .function_name("cmd")
@@ -921,7 +876,7 @@ report_batch_item_failures = true
     assert!(first.exit_status(Duration::from_secs(20)).await.success());
 
     let second = start();
-    let lambda = lambda_client(&second.endpoint());
+    let lambda = lambda::client(&second.endpoint());
     let kept = lambda
         .get_event_source_mapping()
         .uuid(&uuid)
@@ -954,7 +909,7 @@ report_batch_item_failures = true
 
 #[tokio::test]
 async fn fifo_groups_keep_one_batch_in_flight_each() {
-    if single_node_only() {
+    if single_node_only("mapping pollers") {
         return;
     }
     // A command function taking three invocations at once: each logs when
@@ -1031,10 +986,10 @@ with open("{}", "a") as f:
 
 #[tokio::test]
 async fn a_handler_past_its_timeout_fails_the_batch() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("mapping pollers") || !rie_available() {
         return;
     }
-    let rie = Rie::start("hang");
+    let rie = Rie::python("handlers.hang");
     let function = FunctionTarget::with_url("hang", &rie.url, Default::default(), 1).unwrap();
     let (server, lambda) = server_with(vec![function]).await;
     let url = server
@@ -1047,7 +1002,7 @@ async fn a_handler_past_its_timeout_fails_the_batch() {
         last_result(&lambda, uuid).await == "PROBLEM: Function call failed"
     })
     .await;
-    assert_eq!(rie.invocations().len(), 1);
+    assert_eq!(bodies_per_invocation(&rie).len(), 1);
     assert_eq!(
         server.counts(&url).await,
         (0, 1, 0),
@@ -1058,7 +1013,7 @@ async fn a_handler_past_its_timeout_fails_the_batch() {
 
 #[tokio::test]
 async fn malformed_json_from_the_handler_fails_the_whole_batch() {
-    if single_node_only() {
+    if single_node_only("mapping pollers") {
         return;
     }
     let function = FunctionTarget::with_command(

@@ -14,12 +14,13 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_sdk_lambda::error::ProvideErrorMetadata;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::{Environment, FunctionCode, Runtime};
 use base64::Engine as _;
+use common::lambda::{self, eventually};
 use common::process::free_port;
 use common::{queue_arn, TestServer, ACCOUNT, REGION};
 use reqwest::Method;
@@ -27,19 +28,6 @@ use retsu::config::Config;
 use retsu::lambda::FunctionTarget;
 use serde_json::{json, Value};
 use sha2::Digest;
-
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let config = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_lambda::Client::from_conf(config)
-}
 
 const ROLE: &str = "arn:aws:iam::000000000000:role/lambda-role";
 
@@ -98,18 +86,6 @@ impl Drop for Handler {
     }
 }
 
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn environment(url: &str) -> Environment {
     Environment::builder()
         .variables("RETSU_INVOKE_URL", url)
@@ -121,7 +97,7 @@ fn environment(url: &str) -> Environment {
 async fn created_functions_are_described_listed_invoked_and_deleted() {
     let handler = Handler::start().await;
     let server = TestServer::start().await;
-    let lambda = lambda_client(&server.endpoint);
+    let lambda = lambda::client(&server.endpoint);
     let zip = b"PK\x03\x04 not really a zip".to_vec();
     let created = lambda
         .create_function()
@@ -260,7 +236,7 @@ async fn bad_create_function_requests_get_lambdas_errors() {
         ..Config::ephemeral()
     })
     .await;
-    let lambda = lambda_client(&server.endpoint);
+    let lambda = lambda::client(&server.endpoint);
     let base = || {
         lambda
             .create_function()
@@ -462,7 +438,7 @@ async fn the_admin_api_lists_makes_replaces_and_removes_functions() {
     // client's connection may reach another node than the admin call's,
     // and functions, like mappings, live on the node that made them).
     if !common::in_cluster() {
-        let lambda = lambda_client(&server.endpoint);
+        let lambda = lambda::client(&server.endpoint);
         let got = lambda
             .get_function()
             .function_name("worker")
@@ -557,7 +533,7 @@ async fn an_admin_function_replaced_moves_its_mappings_to_the_new_target() {
     };
     assert_eq!(put(old.url.clone()).await, 201);
     let url = server.create_queue("jobs").await;
-    lambda_client(&server.endpoint)
+    lambda::client(&server.endpoint)
         .create_event_source_mapping()
         .function_name("worker")
         .event_source_arn(queue_arn("jobs"))
@@ -594,7 +570,7 @@ async fn made_functions_and_their_mappings_survive_a_restart() {
         Running::start(command, port)
     };
     let mut first = start();
-    let lambda = lambda_client(&first.endpoint());
+    let lambda = lambda::client(&first.endpoint());
     let sqs = first.client(REGION);
     let queue = sqs
         .create_queue()
@@ -639,7 +615,7 @@ async fn made_functions_and_their_mappings_survive_a_restart() {
     assert!(first.exit_status(Duration::from_secs(20)).await.success());
 
     let second = start();
-    let lambda = lambda_client(&second.endpoint());
+    let lambda = lambda::client(&second.endpoint());
     let kept = lambda
         .get_function()
         .function_name("orders")

@@ -16,176 +16,11 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
-
 use aws_sdk_lambda::types::FunctionResponseType;
-use common::process::free_port;
-use common::{queue_arn, TestServer, REGION};
-use retsu::config::Config;
-use retsu::lambda::FunctionTarget;
-
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let config = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_lambda::Client::from_conf(config)
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs `scripts/lambda-rie.sh <step>` once per test binary; `false`
-/// (after saying why) when this machine cannot.
-fn setup(step: &'static str, ready: &'static OnceLock<bool>) -> bool {
-    *ready.get_or_init(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .arg(step)
-            .output()
-            .expect("bash runs");
-        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        match out.status.code() {
-            Some(0) => true,
-            Some(3) => {
-                eprintln!("{said}: the runtime interface emulator tests ({step}) are skipped");
-                false
-            }
-            _ => panic!(
-                "scripts/lambda-rie.sh {step} failed: {said}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        }
-    })
-}
-
-fn node_available() -> bool {
-    static READY: OnceLock<bool> = OnceLock::new();
-    setup("setup-node", &READY)
-}
-
-fn python_available() -> bool {
-    static READY: OnceLock<bool> = OnceLock::new();
-    setup("setup", &READY)
-}
-
-/// The data-plane tests run on one node: a cluster's pollers run on the
-/// node holding the lease, which these tests do not pick.
-fn single_node_only() -> bool {
-    if common::in_cluster() {
-        eprintln!("skipped in a cluster: mapping pollers are tested on a single node");
-        return true;
-    }
-    false
-}
-
-/// AWS's runtime interface emulator running one handler; dropped, it is
-/// stopped.
-struct Rie {
-    child: std::process::Child,
-    url: String,
-    log: PathBuf,
-}
-
-enum Runtime {
-    /// tests/lambda/handlers.mjs under aws-lambda-ric.
-    Node,
-    /// tests/lambda/records.py under awslambdaric.
-    Python,
-}
-
-impl Rie {
-    fn start(runtime: Runtime, handler: &str) -> Rie {
-        let (step, file) = match runtime {
-            Runtime::Node => ("run-node", "handlers"),
-            Runtime::Python => ("run", "records"),
-        };
-        let port = free_port();
-        let log = std::env::temp_dir().join(format!("retsu-lambda-{}.log", uuid::Uuid::new_v4()));
-        let child = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .args([step, &format!("127.0.0.1:{port}")])
-            .arg(root().join("tests/lambda"))
-            .arg(format!("{file}.{handler}"))
-            .env("LAMBDA_LOG", &log)
-            // Emulators run side by side: each its own Runtime API port.
-            .env("RIE_RUNTIME_API", format!("127.0.0.1:{}", free_port()))
-            .env("AWS_LAMBDA_FUNCTION_TIMEOUT", "30")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the emulator starts");
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "the emulator did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Rie {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-        }
-    }
-
-    /// Each invocation's event, as the handler wrote it back.
-    fn events(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-impl Drop for Rie {
-    fn drop(&mut self) {
-        // SIGTERM: the emulator stops its runtime process with it.
-        let _ = std::process::Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.log);
-    }
-}
-
-fn url_function(name: &str, url: &str) -> FunctionTarget {
-    FunctionTarget::with_url(name, url, Default::default(), 30).unwrap()
-}
-
-async fn server_with(functions: Vec<FunctionTarget>) -> (TestServer, aws_sdk_lambda::Client) {
-    let server = TestServer::start_with(Config {
-        functions,
-        ..Config::ephemeral()
-    })
-    .await;
-    let lambda = lambda_client(&server.endpoint);
-    (server, lambda)
-}
-
-/// Waits (real time, bounded) until `check` holds: the handler runs in
-/// another process, so its effects arrive when they arrive.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+use common::lambda::{
+    eventually, node_available, rie_available, server_with, single_node_only, url_function, Rie,
+};
+use common::{queue_arn, TestServer};
 
 /// Sends the same message, attributes and all, to `url`; the manual clock
 /// does not move, so two queues given it hold records alike but for the
@@ -210,11 +45,11 @@ async fn send_the_message(server: &TestServer, url: &str) -> String {
 
 #[tokio::test]
 async fn a_node_handler_gets_the_records_the_python_runtime_gets() {
-    if single_node_only() || !node_available() || !python_available() {
+    if single_node_only("mapping pollers") || !node_available() || !rie_available() {
         return;
     }
-    let node = Rie::start(Runtime::Node, "record");
-    let python = Rie::start(Runtime::Python, "record");
+    let node = Rie::node("handlers.record");
+    let python = Rie::python("records.record");
     let (server, lambda) = server_with(vec![
         url_function("node", &node.url),
         url_function("python", &python.url),
@@ -239,7 +74,7 @@ async fn a_node_handler_gets_the_records_the_python_runtime_gets() {
             && server.counts(&python_queue).await == (0, 0, 0)
     })
     .await;
-    let (node_events, python_events) = (node.events(), python.events());
+    let (node_events, python_events) = (node.lines(), python.lines());
     assert_eq!(node_events.len(), 1, "one invocation: {node_events:?}");
     assert_eq!(python_events.len(), 1, "one invocation: {python_events:?}");
 
@@ -283,10 +118,10 @@ async fn a_node_handler_gets_the_records_the_python_runtime_gets() {
 
 #[tokio::test]
 async fn a_node_handlers_failed_items_return_exactly_those() {
-    if single_node_only() || !node_available() {
+    if single_node_only("mapping pollers") || !node_available() {
         return;
     }
-    let rie = Rie::start(Runtime::Node, "partial");
+    let rie = Rie::node("handlers.partial");
     let (server, lambda) = server_with(vec![url_function("partial", &rie.url)]).await;
     let dlq = server.create_queue("jobs-dlq").await;
     let policy = format!(
@@ -316,7 +151,7 @@ async fn a_node_handlers_failed_items_return_exactly_those() {
     })
     .await;
     let seen: usize = rie
-        .events()
+        .lines()
         .iter()
         .map(|e| {
             let e: serde_json::Value = serde_json::from_str(e).unwrap();

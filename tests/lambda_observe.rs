@@ -9,121 +9,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::lambda::{self, eventually, rie_available, single_node_only, Rie};
 use common::process::{free_port, retsu, Running};
 use common::{queue_arn, TestServer, ACCOUNT, REGION};
 use retsu::config::Config;
 use retsu::lambda::FunctionTarget;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let config = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_lambda::Client::from_conf(config)
-}
-
-fn rie_available() -> bool {
-    static READY: OnceLock<bool> = OnceLock::new();
-    *READY.get_or_init(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .arg("setup")
-            .output()
-            .expect("bash runs");
-        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        match out.status.code() {
-            Some(0) => true,
-            Some(3) => {
-                eprintln!("{said}: the runtime interface emulator tests are skipped");
-                false
-            }
-            _ => panic!(
-                "scripts/lambda-rie.sh setup failed: {said}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        }
-    })
-}
-
-/// The data-plane tests run on one node: a cluster's pollers run on the
-/// node holding the lease, whose invocation log the tests do not pick.
-fn single_node_only() -> bool {
-    if common::in_cluster() {
-        eprintln!("skipped in a cluster: mapping invocations are observed on a single node");
-        return true;
-    }
-    false
-}
-
-/// The emulator running one handler of tests/lambda/handlers.py.
-struct Rie {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Rie {
-    fn start(handler: &str) -> Rie {
-        let port = free_port();
-        let child = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .args(["run", &format!("127.0.0.1:{port}")])
-            .arg(root().join("tests/lambda"))
-            .arg(format!("handlers.{handler}"))
-            .env("RIE_RUNTIME_API", format!("127.0.0.1:{}", free_port()))
-            .env("AWS_LAMBDA_FUNCTION_TIMEOUT", "30")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the emulator starts");
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "the emulator did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Rie {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        }
-    }
-}
-
-impl Drop for Rie {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
-    }
-}
-
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn server_with(url: &str) -> (TestServer, aws_sdk_lambda::Client) {
     let server = TestServer::start_with(Config {
@@ -131,7 +24,7 @@ async fn server_with(url: &str) -> (TestServer, aws_sdk_lambda::Client) {
         ..Config::ephemeral()
     })
     .await;
-    let lambda = lambda_client(&server.endpoint);
+    let lambda = lambda::client(&server.endpoint);
     (server, lambda)
 }
 
@@ -174,10 +67,10 @@ async fn map(lambda: &aws_sdk_lambda::Client, queue: &str) -> String {
 
 #[tokio::test]
 async fn a_partial_batch_is_logged_with_the_items_that_failed() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("invocation logs and /metrics") || !rie_available() {
         return;
     }
-    let rie = Rie::start("partial");
+    let rie = Rie::python("handlers.partial");
     let (server, lambda) = server_with(&rie.url).await;
     let url = server.create_queue("jobs").await;
     let good = server.send(&url, "good").await;
@@ -258,10 +151,10 @@ async fn a_partial_batch_is_logged_with_the_items_that_failed() {
 
 #[tokio::test]
 async fn a_message_dead_lettered_by_failed_invocations_shows_why() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("invocation logs and /metrics") || !rie_available() {
         return;
     }
-    let rie = Rie::start("always_fail");
+    let rie = Rie::python("handlers.always_fail");
     let (server, lambda) = server_with(&rie.url).await;
     let dlq = server.create_queue("jobs-dlq").await;
     let policy = format!(
@@ -351,7 +244,7 @@ async fn retsu_mappings_lists_them() {
 
     let sqs = server.client(REGION);
     common::create_queue_via(&sqs, "jobs", &[]).await;
-    let lambda = lambda_client(&server.endpoint());
+    let lambda = lambda::client(&server.endpoint());
     let uuid = lambda
         .create_event_source_mapping()
         .function_name("orders")

@@ -15,130 +15,22 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_sdk_sns::types::MessageAttributeValue;
-use common::process::free_port;
+use common::lambda::{eventually, rie_available, single_node_only, Rie};
 use common::{queue_arn, TestServer, ACCOUNT, REGION};
 use retsu::config::Config;
 use retsu::lambda::FunctionTarget;
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Builds the emulator and the Python venv once per test binary; `false`
-/// (after saying so) when this machine cannot.
-fn rie_available() -> bool {
-    static READY: OnceLock<bool> = OnceLock::new();
-    *READY.get_or_init(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .arg("setup")
-            .output()
-            .expect("bash runs");
-        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        match out.status.code() {
-            Some(0) => true,
-            Some(3) => {
-                eprintln!("{said}: the runtime interface emulator tests are skipped");
-                false
-            }
-            _ => panic!(
-                "scripts/lambda-rie.sh setup failed: {said}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        }
-    })
-}
-
-/// The invokers run on the node whose engine made the delivery; these
-/// tests read that node's invocation log and `/metrics`, which in a
-/// cluster are each node's own (the test's proxy may hand a read to a node
-/// that invoked nothing), so they run on a single node.
-fn single_node_only() -> bool {
-    if common::in_cluster() {
-        eprintln!("skipped in a cluster: SNS-to-Lambda invocations are tested on a single node");
-        return true;
-    }
-    false
-}
-
-/// The emulator running one handler of tests/lambda/sns_handlers.py;
-/// dropped, it is stopped.
-struct Rie {
-    child: std::process::Child,
-    url: String,
-    log: PathBuf,
-}
-
-impl Rie {
-    fn start(handler: &str) -> Rie {
-        let port = free_port();
-        let log =
-            std::env::temp_dir().join(format!("retsu-sns-lambda-{}.log", uuid::Uuid::new_v4()));
-        let child = std::process::Command::new("bash")
-            .arg(root().join("scripts/lambda-rie.sh"))
-            .args(["run", &format!("127.0.0.1:{port}")])
-            .arg(root().join("tests/lambda"))
-            .arg(format!("sns_handlers.{handler}"))
-            .env("LAMBDA_LOG", &log)
-            .env("RIE_RUNTIME_API", format!("127.0.0.1:{}", free_port()))
-            .env("AWS_LAMBDA_FUNCTION_TIMEOUT", "30")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the emulator starts");
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "the emulator did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Rie {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-        }
-    }
-
-    /// The events the handler was invoked with, in order.
-    fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a log line is an event"))
-            .collect()
-    }
-}
-
-impl Drop for Rie {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.log);
-    }
-}
-
-/// Waits (real time, bounded) until `check` holds: the handler runs in
-/// another process, so its effects arrive when they arrive.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+/// The events the handler was invoked with, in order (the handlers of
+/// tests/lambda/sns_handlers.py write them).
+fn events(rie: &Rie) -> Vec<Value> {
+    rie.lines()
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("a log line is an event"))
+        .collect()
 }
 
 fn function_arn(name: &str) -> String {
@@ -216,10 +108,10 @@ async fn metrics(server: &TestServer) -> String {
 
 #[tokio::test]
 async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("SNS-to-Lambda invocations") || !rie_available() {
         return;
     }
-    let rie = Rie::start("ok");
+    let rie = Rie::python("sns_handlers.ok");
     let (server, sns, topic) = server_with_topic(&rie.url).await;
     let subscription = subscribe(&sns, &topic, &function_arn("notify"), &[]).await;
 
@@ -243,7 +135,7 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
         .unwrap();
 
     eventually("the function was invoked", || async {
-        !rie.events().is_empty()
+        !events(&rie).is_empty()
     })
     .await;
     eventually("the delivery is a step", || async {
@@ -253,7 +145,7 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
             .any(|s| s["kind"] == "delivered")
     })
     .await;
-    let event = &rie.events()[0];
+    let event = &events(&rie)[0];
     let records = event["Records"].as_array().unwrap();
     assert_eq!(records.len(), 1);
     let record = &records[0];
@@ -289,7 +181,7 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
     // One delivery, one invocation: time passing brings no retry.
     server.advance_secs(600);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(rie.events().len(), 1);
+    assert_eq!(events(&rie).len(), 1);
     let delivered = steps(&server, &subscription).await;
     assert_eq!(
         delivered
@@ -323,10 +215,10 @@ async fn a_lambda_subscription_invokes_the_function_once_with_snss_event() {
 
 #[tokio::test]
 async fn a_failing_function_is_retried_after_one_then_two_minutes_then_dead_lettered() {
-    if single_node_only() || !rie_available() {
+    if single_node_only("SNS-to-Lambda invocations") || !rie_available() {
         return;
     }
-    let rie = Rie::start("always_fail");
+    let rie = Rie::python("sns_handlers.always_fail");
     let (server, sns, topic) = server_with_topic(&rie.url).await;
     let dlq = server.create_queue("notify-dlq").await;
     let policy = format!(r#"{{"deadLetterTargetArn":"{}"}}"#, queue_arn("notify-dlq"));
@@ -363,18 +255,18 @@ async fn a_failing_function_is_retried_after_one_then_two_minutes_then_dead_lett
         }
     };
     eventually("the first attempt failed", || failures(1)).await;
-    assert_eq!(rie.events().len(), 1);
+    assert_eq!(events(&rie).len(), 1);
     // Not before a minute has passed.
     server.advance_secs(59);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(rie.events().len(), 1, "no retry before a minute");
+    assert_eq!(events(&rie).len(), 1, "no retry before a minute");
     server.advance_secs(1);
     eventually("the second attempt failed", || failures(2)).await;
-    assert_eq!(rie.events().len(), 2);
+    assert_eq!(events(&rie).len(), 2);
     // Then two minutes.
     server.advance_secs(119);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(rie.events().len(), 2, "no retry before two more minutes");
+    assert_eq!(events(&rie).len(), 2, "no retry before two more minutes");
     server.advance_secs(1);
     eventually("the message was dead-lettered", || async {
         steps(&server, &subscription)
@@ -383,10 +275,10 @@ async fn a_failing_function_is_retried_after_one_then_two_minutes_then_dead_lett
             .any(|s| s["kind"] == "dead_lettered")
     })
     .await;
-    assert_eq!(rie.events().len(), 3, "the first attempt and two retries");
+    assert_eq!(events(&rie).len(), 3, "the first attempt and two retries");
     server.advance_secs(3600);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(rie.events().len(), 3, "nothing after giving up");
+    assert_eq!(events(&rie).len(), 3, "nothing after giving up");
 
     // The dead-letter queue holds the JSON notification.
     let messages = server.receive(&dlq, 10).await;
@@ -425,7 +317,7 @@ async fn a_failing_function_is_retried_after_one_then_two_minutes_then_dead_lett
 
 #[tokio::test]
 async fn an_unknown_function_goes_to_the_dead_letter_queue_at_once_or_is_dropped_with_a_reason() {
-    if single_node_only() {
+    if single_node_only("SNS-to-Lambda invocations") {
         return;
     }
     // No emulator needed: the function named is not configured.

@@ -10,6 +10,7 @@
 
 mod admin;
 pub mod cluster;
+pub mod lambda;
 pub mod pg;
 pub mod process;
 pub mod proxy;
