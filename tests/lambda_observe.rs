@@ -219,6 +219,14 @@ async fn a_message_dead_lettered_by_failed_invocations_shows_why() {
     );
 }
 
+/// A table row's cells: columns are separated by two or more spaces.
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect()
+}
+
 #[tokio::test]
 async fn retsu_mappings_lists_them() {
     let port = free_port();
@@ -259,24 +267,12 @@ async fn retsu_mappings_lists_them() {
 
     let table = cli(&["mappings"]);
     let mut lines = table.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .unwrap()
-        .split("  ")
-        .filter(|c| !c.is_empty())
-        .map(str::trim)
-        .collect();
+    let header = cells(lines.next().unwrap());
     assert_eq!(
         header,
         ["UUID", "FUNCTION", "QUEUE", "STATE", "BATCH", "LAST RESULT"]
     );
-    let row: Vec<&str> = lines
-        .next()
-        .unwrap()
-        .split("  ")
-        .filter(|c| !c.is_empty())
-        .map(str::trim)
-        .collect();
+    let row = cells(lines.next().unwrap());
     assert_eq!(
         row,
         [
