@@ -505,7 +505,7 @@ async fn a_commit_after_the_lease_moved_is_fenced_and_writes_nothing() {
     let moved = pg::with_client(&c.url, |pg| {
         pg.execute(
             "UPDATE retsu.lease SET node = 'elsewhere', epoch = epoch + 1,
-                expires = now() + interval '1 hour'",
+                expires = now() + interval '1 hour' WHERE id = 1",
             &[],
         )
         .unwrap()

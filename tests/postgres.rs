@@ -102,7 +102,7 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
     });
     let err = refused(&url);
     assert!(
-        err.contains("format 99") && err.contains("reads format 3"),
+        err.contains("format 99") && err.contains("reads format 4"),
         "{err}"
     );
     let format: String = pg::with_client(&url, |c| {
@@ -114,7 +114,8 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
 }
 
 /// A store of an older format is migrated in place at start: format 2
-/// lacked the drain column and the cluster's clock.
+/// lacked the drain column and the cluster's clock, format 3 the shards;
+/// what it held becomes shard 1's, its queue names placed there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_format_is_migrated_with_its_queues() {
     if no_postgres() {
@@ -127,7 +128,19 @@ async fn an_older_format_is_migrated_with_its_queues() {
     pg::with_client(&url, |c| {
         c.batch_execute(
             "ALTER TABLE retsu.nodes DROP COLUMN draining; DROP TABLE retsu.clock;
-             UPDATE retsu.meta SET value = '2' WHERE key = 'format'",
+             UPDATE retsu.meta SET value = '2' WHERE key = 'format';
+             -- Format 3's layout: the engine's state in meta, one lease row.
+             INSERT INTO retsu.meta (key, value)
+                SELECT key, value FROM retsu.shard_meta WHERE shard = 1 AND key = 'engine';
+             DROP TABLE retsu.shard_meta; DROP TABLE retsu.placement;
+             DELETE FROM retsu.meta WHERE key = 'shards';
+             DROP INDEX retsu.queues_shard; ALTER TABLE retsu.queues DROP COLUMN shard;
+             DELETE FROM retsu.lease WHERE id <> 1;
+             ALTER TABLE retsu.lease DROP CONSTRAINT lease_shard;
+             ALTER TABLE retsu.lease ADD CONSTRAINT lease_id_check CHECK (id = 1);
+             DROP FUNCTION retsu.fence(int, text, bigint);
+             CREATE FUNCTION retsu.fence(p_node text, p_epoch bigint) RETURNS void
+             LANGUAGE sql AS 'SELECT 1';",
         )
         .unwrap()
     });
@@ -155,13 +168,33 @@ async fn an_older_format_is_migrated_with_its_queues() {
             .get(0);
         (format, columns, clock)
     });
-    assert_eq!((format.as_str(), columns, clock), ("3", 1, 1));
-    let queues: i64 = pg::with_client(&url, |c| {
-        c.query_one("SELECT count(*) FROM retsu.queues", &[])
+    assert_eq!((format.as_str(), columns, clock), ("4", 1, 1));
+    let (queues, placed, shards): (i64, Vec<String>, i64) = pg::with_client(&url, |c| {
+        let queues = c
+            .query_one("SELECT count(*) FROM retsu.queues WHERE shard = 1", &[])
             .unwrap()
-            .get(0)
+            .get(0);
+        let placed = c
+            .query(
+                "SELECT kind || ' ' || name FROM retsu.placement WHERE shard = 1",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let shards = c
+            .query_one("SELECT count(*) FROM retsu.lease", &[])
+            .unwrap()
+            .get(0);
+        (queues, placed, shards)
     });
-    assert_eq!(queues, 1, "the queue made before the migration is kept");
+    assert_eq!(
+        queues, 1,
+        "the queue made before the migration is kept, in shard 1"
+    );
+    assert_eq!(placed, ["queue kept"]);
+    assert_eq!(shards, 16, "a lease row per shard");
 }
 
 fn start(url: &str, extra: &[&str]) -> Running {

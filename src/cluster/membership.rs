@@ -349,7 +349,7 @@ impl Membership {
     ) -> Result<(), String> {
         let node = self.node.clone();
         self.rows(
-            "WITH fenced AS (SELECT retsu.fence($1, $2))
+            "WITH fenced AS (SELECT retsu.fence(1, $1, $2))
              INSERT INTO retsu.clock (id, frozen_at, offset_ms) SELECT 1, $3, $4 FROM fenced
              ON CONFLICT (id) DO UPDATE SET frozen_at = excluded.frozen_at, offset_ms = excluded.offset_ms",
             &[&node, &epoch, &frozen_at, &offset_ms],

@@ -190,9 +190,11 @@ impl Node {
         // Tables first (created or migrated), off the runtime: the
         // journal's client runs a runtime of its own.
         let url = settings.url.clone();
-        tokio::task::spawn_blocking(move || crate::journal::prepare_postgres(&url))
-            .await
-            .unwrap_or_else(|e| Err(e.to_string()))?;
+        tokio::task::spawn_blocking(move || {
+            crate::journal::prepare_postgres(&url, crate::journal::DEFAULT_SHARDS)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))?;
         let pg = crate::journal::postgres_config(&settings.url)?;
         let mut members = Membership::new(
             pg,
@@ -559,6 +561,7 @@ async fn own(
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
     let fence = Fence {
+        shard: 1,
         node,
         epoch,
         fenced: Box::new(move |why| lost(&format!("a commit was fenced: {why}"), exit, &front)),

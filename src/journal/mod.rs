@@ -117,6 +117,9 @@ impl Store {
 /// as this node took it. A commit made after another node took the lease
 /// fails, and `fenced` is called (the node must stop answering at once).
 pub struct Fence {
+    /// The shard whose lease this is (`cluster`): the journal loads and
+    /// writes only that shard's queues and topics.
+    pub shard: i32,
     pub node: String,
     pub epoch: i64,
     pub fenced: Box<dyn Fn(String) + Send>,
@@ -125,9 +128,14 @@ pub struct Fence {
 /// Makes sure the PostgreSQL store at `url` has Retsu's tables in this
 /// build's format (creating or migrating them): what a cluster node does
 /// before it registers. Blocking; run it off the async runtime.
-pub fn prepare_postgres(url: &str) -> Result<(), String> {
-    postgres::prepare_only(url)
+/// `shards`: the count a store made now is split into; returns the
+/// store's own count.
+pub fn prepare_postgres(url: &str, shards: i32) -> Result<i32, String> {
+    postgres::prepare_only(url, shards)
 }
+
+/// The shard count a new PostgreSQL store gets by default, and the most.
+pub use postgres::{DEFAULT_SHARDS, MAX_SHARDS};
 
 /// A PostgreSQL error with its cause (what the server or the socket said).
 pub fn describe_postgres_error(e: &tokio_postgres::Error) -> String {

@@ -67,13 +67,21 @@ const ATTEMPT_SET: &str = "INSERT INTO retsu.attempts (queue_uid, attempt_id, po
 const ATTEMPT_FORGET: &str = "DELETE FROM retsu.attempts WHERE queue_uid = $1 AND attempt_id IN
         (SELECT attempt_id FROM retsu.attempts WHERE queue_uid = $1 AND slot = $2)";
 
-const QUEUES: &str = "INSERT INTO retsu.queues (uid, record)
-     SELECT * FROM unnest($1::bigint[], $2::text[])
-     ON CONFLICT (uid) DO UPDATE SET record = excluded.record";
+/// The shard's queues, each with its name's placement (a queue made by
+/// the engine itself, from the configuration file, is placed here too).
+const QUEUES: &str = "WITH q AS (
+        INSERT INTO retsu.queues (uid, record, shard)
+        SELECT u, r, $3 FROM unnest($1::bigint[], $2::text[]) AS t(u, r)
+        ON CONFLICT (uid) DO UPDATE SET record = excluded.record, shard = excluded.shard
+        RETURNING record)
+     INSERT INTO retsu.placement (kind, account, region, name, shard)
+     SELECT 'queue', record::jsonb->>'account', record::jsonb->>'region', record::jsonb->>'name', $3
+     FROM q ON CONFLICT DO NOTHING";
 
 /// Queues no longer in the state go, with everything that was theirs
 /// (counters raised earlier in the same commit included).
-const GONE: &str = "WITH gone AS (DELETE FROM retsu.queues WHERE uid <> ALL($1) RETURNING uid),
+const GONE: &str = "WITH gone AS (DELETE FROM retsu.queues WHERE shard = $2 AND uid <> ALL($1)
+            RETURNING uid),
         m AS (DELETE FROM retsu.messages WHERE queue_uid IN (SELECT uid FROM gone)),
         d AS (DELETE FROM retsu.dedup WHERE queue_uid IN (SELECT uid FROM gone)),
         c AS (DELETE FROM retsu.counters WHERE queue_uid IN (SELECT uid FROM gone)),
@@ -85,8 +93,8 @@ const GONE: &str = "WITH gone AS (DELETE FROM retsu.queues WHERE uid <> ALL($1) 
 const FLOOR: &str =
     "DELETE FROM retsu.dedup WHERE queue_uid = $1 AND sequence_number <= $2::text::numeric";
 
-const META: &str = "INSERT INTO retsu.meta (key, value) VALUES ('engine', $1)
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+const META: &str = "INSERT INTO retsu.shard_meta (shard, key, value) VALUES ($2, 'engine', $1)
+     ON CONFLICT (shard, key) DO UPDATE SET value = excluded.value";
 
 const KEEP: &str = "INSERT INTO retsu.meta (key, value) VALUES ($1, $2)
      ON CONFLICT (key) DO UPDATE SET value = excluded.value";
@@ -102,7 +110,7 @@ const COUNTERS: &str = "INSERT INTO retsu.counters (queue_uid, next_slot, next_n
         last_sequence = GREATEST(retsu.counters.last_sequence, excluded.last_sequence)";
 
 /// A cluster node's commit goes through only while it holds the lease.
-const FENCE: &str = "SELECT retsu.fence($1, $2)";
+const FENCE: &str = "SELECT retsu.fence($3, $1, $2)";
 
 const PRUNE_DEDUP: &str = "DELETE FROM retsu.dedup WHERE expires_ms < $1";
 const PRUNE_ATTEMPTS: &str = "DELETE FROM retsu.attempts WHERE expires_ms < $1";
@@ -136,6 +144,7 @@ type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 pub(super) async fn commit(
     client: &Client,
     batch: &Batch,
+    shard: i32,
     fence: Option<(&str, i64)>,
     floors: &mut HashMap<u64, u128>,
     prepared: &mut Prepared,
@@ -189,7 +198,7 @@ pub(super) async fn commit(
     let mut steps: Vec<(&'static str, Params<'_>)> = Vec::new();
     let fence_params = fence;
     if let Some((node, epoch)) = &fence_params {
-        steps.push((FENCE, vec![node, epoch]));
+        steps.push((FENCE, vec![node, epoch, &shard]));
     }
     if !deletes.0.is_empty() {
         steps.push((DELETE, vec![&deletes.0, &deletes.1]));
@@ -229,12 +238,12 @@ pub(super) async fn commit(
         steps.push((COUNTERS, counters.params()));
     }
     if let Some((uids, records, meta)) = &queues {
-        steps.push((QUEUES, vec![uids, records]));
-        steps.push((GONE, vec![uids]));
+        steps.push((QUEUES, vec![uids, records, &shard]));
+        steps.push((GONE, vec![uids, &shard]));
         for (uid, floor) in &floor_params {
             steps.push((FLOOR, vec![uid, floor]));
         }
-        steps.push((META, vec![meta]));
+        steps.push((META, vec![meta, &shard]));
     }
     for (key, value) in &kept {
         steps.push((KEEP, vec![key, value]));
@@ -289,7 +298,7 @@ pub(super) async fn commit(
                     // Fenced like the first: a node that lost the lease
                     // must not add rows its successor never loaded.
                     let check = prepared.get(client, FENCE).await?;
-                    let fence_args: [&(dyn ToSql + Sync); 2] = [node, epoch];
+                    let fence_args: [&(dyn ToSql + Sync); 3] = [node, epoch, &shard];
                     let steps: Vec<Step<'_>> = vec![
                         Box::pin(simple(client, "BEGIN")),
                         Box::pin(client.query(&check, &fence_args)),

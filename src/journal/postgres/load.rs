@@ -5,8 +5,12 @@ use tokio_postgres::Client;
 use super::super::rows::{Loader, MessageRow};
 use super::Engine;
 
-/// Puts the stored state into the engine. Returns (queues, messages).
-pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize, usize), String> {
+/// Puts one shard's stored state into the engine. Returns (queues, messages).
+pub(super) async fn load(
+    client: &mut Client,
+    engine: &Engine,
+    shard: i32,
+) -> Result<(usize, usize), String> {
     let err = |e: tokio_postgres::Error| super::describe(&e);
     // One snapshot for every table.
     let tx = client
@@ -17,12 +21,18 @@ pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize,
         .await
         .map_err(err)?;
     let meta: Option<String> = tx
-        .query_opt("SELECT value FROM retsu.meta WHERE key = 'engine'", &[])
+        .query_opt(
+            "SELECT value FROM retsu.shard_meta WHERE shard = $1 AND key = 'engine'",
+            &[&shard],
+        )
         .await
         .map_err(err)?
         .map(|r| r.get(0));
     let queues: Vec<String> = tx
-        .query("SELECT record FROM retsu.queues ORDER BY uid", &[])
+        .query(
+            "SELECT record FROM retsu.queues WHERE shard = $1 ORDER BY uid",
+            &[&shard],
+        )
         .await
         .map_err(err)?
         .iter()
@@ -32,8 +42,9 @@ pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize,
 
     for r in tx
         .query(
-            "SELECT queue_uid, next_slot, next_nonce, last_sequence::text FROM retsu.counters",
-            &[],
+            "SELECT queue_uid, next_slot, next_nonce, last_sequence::text FROM retsu.counters
+             WHERE queue_uid IN (SELECT uid FROM retsu.queues WHERE shard = $1)",
+            &[&shard],
         )
         .await
         .map_err(err)?
@@ -44,8 +55,9 @@ pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize,
     for r in tx
         .query(
             "SELECT queue_uid, grp, dedup_id, message_id, sequence_number::text, expires_ms
-             FROM retsu.dedup ORDER BY expires_ms",
-            &[],
+             FROM retsu.dedup WHERE queue_uid IN (SELECT uid FROM retsu.queues WHERE shard = $1)
+             ORDER BY expires_ms",
+            &[&shard],
         )
         .await
         .map_err(err)?
@@ -56,8 +68,9 @@ pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize,
     for r in tx
         .query(
             "SELECT queue_uid, attempt_id, slot, nonce, expires_ms FROM retsu.attempts
+             WHERE queue_uid IN (SELECT uid FROM retsu.queues WHERE shard = $1)
              ORDER BY queue_uid, attempt_id, pos",
-            &[],
+            &[&shard],
         )
         .await
         .map_err(err)?
@@ -72,8 +85,10 @@ pub(super) async fn load(client: &mut Client, engine: &Engine) -> Result<(usize,
                     sender_id, sent_ms, enqueued_ms, first_receive_ms, receive_count,
                     group_id, dedup_id, sequence_number::text, dead_letter_source_arn, state,
                     until_ms, nonce, received_ms, visible_since, ord
-             FROM retsu.messages ORDER BY queue_uid, slot",
-            &[],
+             FROM retsu.messages
+             WHERE queue_uid IN (SELECT uid FROM retsu.queues WHERE shard = $1)
+             ORDER BY queue_uid, slot",
+            &[&shard],
         )
         .await
         .map_err(err)?;

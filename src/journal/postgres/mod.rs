@@ -29,6 +29,8 @@ mod commit;
 mod load;
 mod schema;
 
+pub use schema::{DEFAULT_SHARDS, MAX_SHARDS};
+
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -39,7 +41,7 @@ use super::{Backend, Batch, DurabilityMode, Engine, Fence, SqsError};
 
 /// The layout this build writes and reads in the `retsu` schema. Bump it
 /// (and migrate or refuse) whenever a table changes.
-pub const FORMAT: i64 = 3;
+pub const FORMAT: i64 = 4;
 /// The session advisory lock a writing server holds: "retsu" in ASCII.
 const LOCK_KEY: i64 = 0x72_6574_7375;
 /// The SQLSTATE `retsu.fence` raises.
@@ -122,9 +124,18 @@ pub(super) fn open(
     let locked = fence.is_none();
     let mut client = connect(&runtime, &config, mode, &shown, locked)?;
     let secret = runtime
-        .block_on(schema::prepare(&mut client))
+        .block_on(schema::prepare(&mut client, DEFAULT_SHARDS))
         .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
     if locked {
+        // A single server is the whole store in one engine: shard 1.
+        if let Some(shard) = runtime
+            .block_on(schema::spread_shard(&client))
+            .map_err(|e| format!("PostgreSQL {shown}: {e}"))?
+        {
+            return Err(format!(
+                "PostgreSQL {shown} holds a cluster's store, spread over its shards (shard {shard} holds queues or topics); start this server as a node of the cluster (--cluster-secret) or choose another database"
+            ));
+        }
         if let Some(node) = runtime
             .block_on(schema::live_cluster(&client))
             .map_err(|e| format!("PostgreSQL {shown}: {e}"))?
@@ -148,13 +159,15 @@ pub(super) fn open(
 }
 
 /// Connects once to create or migrate the tables, and leaves.
-pub(super) fn prepare_only(url: &str) -> Result<(), String> {
+pub(super) fn prepare_only(url: &str, shards: i32) -> Result<i32, String> {
     let shown = redact(url);
     let (runtime, config) = client_config(url)?;
     let mut client = connect(&runtime, &config, DurabilityMode::Full, &shown, false)?;
-    runtime
-        .block_on(schema::prepare(&mut client))
-        .map(|_| ())
+    let count = runtime
+        .block_on(async {
+            schema::prepare(&mut client, shards).await?;
+            schema::shard_count(&client).await
+        })
         .map_err(|e| format!("PostgreSQL {shown}: {e}"))?;
     // A single server holding the database cannot share it with a cluster.
     let free: bool = runtime
@@ -173,7 +186,7 @@ pub(super) fn prepare_only(url: &str) -> Result<(), String> {
             "PostgreSQL {shown} is in use by a single Retsu server (it holds the database's advisory lock {LOCK_KEY}); stop it or choose another database"
         ));
     }
-    Ok(())
+    Ok(count)
 }
 
 /// The client's runtime and settings for `url`.
@@ -242,11 +255,20 @@ fn connect(
     })
 }
 
+impl Postgres {
+    /// The shard this journal loads and writes: a cluster node's fence
+    /// names it; a single server is shard 1, the whole store.
+    fn shard(&self) -> i32 {
+        self.fence.as_ref().map_or(1, |f| f.shard)
+    }
+}
+
 impl Backend for Postgres {
     fn load(&mut self, engine: &Engine) -> Result<(usize, usize), String> {
+        let shard = self.shard();
         let client = self.client.as_mut().ok_or("not connected")?;
         self.runtime
-            .block_on(load::load(client, engine))
+            .block_on(load::load(client, engine, shard))
             .map_err(|e| format!("PostgreSQL {}: {e}", self.url))
     }
 
@@ -265,10 +287,12 @@ impl Backend for Postgres {
             tracing::info!("journal: reconnected to PostgreSQL {}", self.url);
         }
         let client = self.client.as_ref().ok_or("not connected")?;
+        let shard = self.shard();
         let fence = self.fence.as_ref().map(|f| (f.node.as_str(), f.epoch));
         let result = self.runtime.block_on(commit::commit(
             client,
             batch,
+            shard,
             fence,
             &mut self.floors,
             &mut self.prepared,

@@ -111,16 +111,83 @@ CREATE TABLE retsu.clock (
 );
 ";
 
+/// Format 4: the store is split into shards, each with a lease of its
+/// own (`retsu.lease` gets a row per shard), so each queue and topic is
+/// owned by the node holding its shard. A queue's rows name its shard;
+/// the engine-level state (deleted names, move tasks, topics) is kept per
+/// shard; `placement` says which shard holds each queue and topic name,
+/// and its key makes names unique across the store. What a format 3 store
+/// held becomes shard 1's; `fence` checks one shard's lease.
+const CLUSTER_4: &str = "
+ALTER TABLE retsu.lease DROP CONSTRAINT IF EXISTS lease_id_check;
+ALTER TABLE retsu.lease ADD CONSTRAINT lease_shard CHECK (id >= 1);
+ALTER TABLE retsu.queues ADD COLUMN shard int NOT NULL DEFAULT 1;
+CREATE INDEX queues_shard ON retsu.queues (shard);
+CREATE TABLE retsu.shard_meta (
+    shard int NOT NULL,
+    key text NOT NULL,
+    value text NOT NULL,
+    PRIMARY KEY (shard, key)
+);
+INSERT INTO retsu.shard_meta (shard, key, value)
+    SELECT 1, key, value FROM retsu.meta WHERE key = 'engine';
+DELETE FROM retsu.meta WHERE key = 'engine';
+CREATE TABLE retsu.placement (
+    kind text NOT NULL,
+    account text NOT NULL,
+    region text NOT NULL,
+    name text NOT NULL,
+    shard int NOT NULL,
+    PRIMARY KEY (kind, account, region, name)
+);
+CREATE INDEX placement_shard ON retsu.placement (shard);
+INSERT INTO retsu.placement (kind, account, region, name, shard)
+    SELECT 'queue', r->>'account', r->>'region', r->>'name', 1
+    FROM (SELECT record::jsonb AS r FROM retsu.queues) q
+    ON CONFLICT DO NOTHING;
+DROP FUNCTION retsu.fence(text, bigint);
+CREATE FUNCTION retsu.fence(p_shard int, p_node text, p_epoch bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- FOR SHARE: a node taking the shard waits for this commit to end.
+    PERFORM 1 FROM retsu.lease WHERE id = p_shard AND node = p_node AND epoch = p_epoch FOR SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'node % no longer holds shard % as it took it at epoch %', p_node, p_shard, p_epoch
+            USING ERRCODE = 'RT001';
+    END IF;
+END $$;
+";
+
+/// The shard count a new store gets unless the first node asks for another.
+pub const DEFAULT_SHARDS: i32 = 16;
+/// More shards than this are refused: each is a lease row, and a node
+/// runs an engine for each shard it holds.
+pub const MAX_SHARDS: i32 = 1024;
+
+/// The lease rows of shards 2..=`shards` (shard 1's exists from format 2),
+/// and the count itself, for a store made or migrated now.
+fn shard_rows(shards: i32) -> String {
+    format!(
+        "INSERT INTO retsu.lease (id, node, epoch, expires)
+             SELECT g, '', 0, '-infinity' FROM generate_series(2, {shards}) g
+             ON CONFLICT (id) DO NOTHING;
+         INSERT INTO retsu.meta (key, value) VALUES ('shards', '{shards}')
+             ON CONFLICT (key) DO NOTHING;"
+    )
+}
+
 /// Checks (or sets up) the format; returns the receipt-handle secret.
 /// Writes nothing to a database whose `retsu` schema is not this format.
-pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
+/// `shards`: how many shards a store made or migrated now gets (a store
+/// that has them keeps its own count).
+pub(super) async fn prepare(client: &mut Client, shards: i32) -> Result<Vec<u8>, String> {
     // Nodes of a cluster start together: one creates or migrates, the
     // others wait and then find it done.
     client
         .execute("SELECT pg_advisory_lock($1)", &[&PREPARING])
         .await
         .map_err(|e| super::describe(&e))?;
-    let prepared = prepare_locked(client).await;
+    let prepared = prepare_locked(client, shards).await;
     let _ = client
         .execute("SELECT pg_advisory_unlock($1)", &[&PREPARING])
         .await;
@@ -130,7 +197,7 @@ pub(super) async fn prepare(client: &mut Client) -> Result<Vec<u8>, String> {
 /// The advisory lock held while the tables are checked or made.
 const PREPARING: i64 = 0x72_6574_7376;
 
-async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
+async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, String> {
     let err = |e: tokio_postgres::Error| super::describe(&e);
     let exists: bool = client
         .query_one(
@@ -146,6 +213,8 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
         tx.batch_execute(SCHEMA).await.map_err(err)?;
         tx.batch_execute(CLUSTER).await.map_err(err)?;
         tx.batch_execute(CLUSTER_3).await.map_err(err)?;
+        tx.batch_execute(CLUSTER_4).await.map_err(err)?;
+        tx.batch_execute(&shard_rows(shards)).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
             &[
@@ -162,8 +231,9 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
     let mut format = value(client, "format").await?;
     // Each older format is a prefix of this one: what it lacks is added.
     let missing: &[&str] = match format.as_deref() {
-        Some("1") => &[CLUSTER, CLUSTER_3],
-        Some("2") => &[CLUSTER_3],
+        Some("1") => &[CLUSTER, CLUSTER_3, CLUSTER_4],
+        Some("2") => &[CLUSTER_3, CLUSTER_4],
+        Some("3") => &[CLUSTER_4],
         _ => &[],
     };
     if !missing.is_empty() {
@@ -172,6 +242,7 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
         for part in missing {
             tx.batch_execute(part).await.map_err(err)?;
         }
+        tx.batch_execute(&shard_rows(shards)).await.map_err(err)?;
         tx.execute(
             "UPDATE retsu.meta SET value = $1 WHERE key = 'format'",
             &[&FORMAT.to_string()],
@@ -198,11 +269,33 @@ async fn prepare_locked(client: &mut Client) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("the stored receipt-handle secret is damaged: {e}"))
 }
 
-/// The node holding a cluster's lease on the store, if one does.
+/// How many shards the store is split into.
+pub(super) async fn shard_count(client: &Client) -> Result<i32, String> {
+    let shards = value(client, "shards").await?.unwrap_or_default();
+    shards
+        .parse()
+        .map_err(|_| format!("the store's shard count {shards:?} is damaged"))
+}
+
+/// A shard other than 1 that holds a queue or a topic, if any: a single
+/// server serves shard 1 only, so it refuses a store a cluster spread out.
+pub(super) async fn spread_shard(client: &Client) -> Result<Option<i32>, String> {
+    client
+        .query_opt(
+            "SELECT shard FROM retsu.placement WHERE shard <> 1
+             UNION SELECT shard FROM retsu.queues WHERE shard <> 1 LIMIT 1",
+            &[],
+        )
+        .await
+        .map(|row| row.map(|r| r.get(0)))
+        .map_err(|e| super::describe(&e))
+}
+
+/// A node holding one of a cluster's shards, if one does.
 pub(super) async fn live_cluster(client: &Client) -> Result<Option<String>, String> {
     client
         .query_opt(
-            "SELECT node FROM retsu.lease WHERE expires > now() AND node <> ''",
+            "SELECT node FROM retsu.lease WHERE expires > now() AND node <> '' LIMIT 1",
             &[],
         )
         .await
