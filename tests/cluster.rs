@@ -283,7 +283,7 @@ async fn a_paused_holder_is_fenced_and_answers_nothing_after_its_lease() {
         .process
         .as_ref()
         .unwrap()
-        .line_with("another node took the store's lease");
+        .line_with("another node took a shard this node held");
     assert_eq!(bodies(&sqs, &q).await, ["after"]);
 }
 

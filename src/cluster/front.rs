@@ -11,6 +11,7 @@
 //! refused and logged, and a node never passes on a request that was
 //! already passed on to it (no loops while the lease moves).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -45,12 +46,14 @@ pub struct Front {
     /// Set once this node lost the lease: it never answers again.
     lost: std::sync::atomic::AtomicBool,
     base: Instant,
-    /// The engine's service, once this node holds the lease and has loaded.
-    local: RwLock<Option<HttpService>>,
+    /// The engines' services, by shard, for the shards this node holds
+    /// and has loaded.
+    local: RwLock<HashMap<i32, HttpService>>,
     /// The lease and the nodes as last read, and when.
     view: RwLock<(View, Option<Instant>)>,
-    /// Where requests go: the holder's host:port, when it is another node.
-    holder_at: RwLock<Option<String>>,
+    /// Where requests go: each shard's holder's host:port, for the shards
+    /// other nodes hold.
+    holder_at: RwLock<HashMap<i32, String>>,
     /// This node's id and the secret, as the headers a request passed on carries.
     forwarded_by: Option<(HeaderValue, HeaderValue)>,
     /// How long a client may take to send a request's body.
@@ -84,9 +87,9 @@ impl Front {
             deadline: AtomicU64::new(0),
             lost: std::sync::atomic::AtomicBool::new(false),
             base: Instant::now(),
-            local: RwLock::new(None),
+            local: RwLock::new(HashMap::new()),
             view: RwLock::new((View::default(), None)),
-            holder_at: RwLock::new(None),
+            holder_at: RwLock::new(HashMap::new()),
             stale: tokio::sync::Notify::new(),
             pool: Arc::new(Pool::default()),
             rows: tokio::sync::Mutex::new(None),
@@ -117,15 +120,24 @@ impl Front {
         deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
     }
 
-    pub fn serve_locally(&self, service: HttpService) {
-        *self.local.write().unwrap_or_else(|p| p.into_inner()) = Some(service);
+    pub fn serve_locally(&self, shard: i32, service: HttpService) {
+        self.local
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(shard, service);
     }
 
-    /// Stops answering from this node's engine (it is handing the lease
-    /// over): requests go to the next holder once the rows name one.
-    pub fn stop_serving_locally(&self) {
-        *self.local.write().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.holder_at.write().unwrap_or_else(|p| p.into_inner()) = None;
+    /// Stops answering for a shard from this node (it is handing the
+    /// shard over): its requests go to the next holder once the rows name one.
+    pub fn stop_serving_locally(&self, shard: i32) {
+        self.local
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&shard);
+        self.holder_at
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&shard);
     }
 
     /// Where the admin API's drain and undrain write.
@@ -134,24 +146,45 @@ impl Front {
     }
 
     pub fn set_view(&self, view: View) {
-        let at = (view.lease.holder != self.node && view.lease.expires_in_ms.is_some())
-            .then(|| authority(view.lease.holder_url.as_deref()?))
-            .flatten();
+        let at: HashMap<i32, String> = view
+            .leases
+            .iter()
+            .filter(|l| l.holder != self.node && l.expires_in_ms.is_some())
+            .filter_map(|l| Some((l.shard, authority(l.holder_url.as_deref()?)?)))
+            .collect();
         *self.holder_at.write().unwrap_or_else(|p| p.into_inner()) = at;
         *self.view.write().unwrap_or_else(|p| p.into_inner()) = (view, Some(Instant::now()));
     }
 
-    fn local(&self) -> Option<HttpService> {
-        self.local.read().unwrap_or_else(|p| p.into_inner()).clone()
+    fn local(&self, shard: i32) -> Option<HttpService> {
+        self.local
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&shard)
+            .cloned()
     }
 
-    /// The holder's host:port, when it is another node (worked out once
-    /// per view, not per request).
-    fn holder(&self) -> Option<String> {
+    /// The shards this node serves.
+    fn serving_shards(&self) -> Vec<i32> {
+        let mut shards: Vec<i32> = self
+            .local
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .copied()
+            .collect();
+        shards.sort_unstable();
+        shards
+    }
+
+    /// The shard's holder's host:port, when it is another node (worked
+    /// out once per view, not per request).
+    fn holder(&self, shard: i32) -> Option<String> {
         self.holder_at
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .get(&shard)
+            .cloned()
     }
 
     fn secret_matches(&self, headers: &HeaderMap) -> bool {
@@ -201,7 +234,10 @@ impl Front {
         if forwarded && req.headers().contains_key(FORWARDED_HTTPS) {
             req.extensions_mut().insert(crate::server::Https);
         }
-        if let Some(local) = self.local() {
+        // Every queue and topic is in shard 1 until requests are routed
+        // by the shard that holds their name.
+        let shard = 1;
+        if let Some(local) = self.local(shard) {
             if !self.answering() {
                 return unavailable(
                     "This node's lease on the store has lapsed; another node will take over. Please retry.",
@@ -224,7 +260,7 @@ impl Front {
                 "This node does not hold the cluster's lease (it moved). Please retry.",
             );
         }
-        let Some(authority) = self.holder() else {
+        let Some(authority) = self.holder(shard) else {
             self.stale.notify_one();
             return unavailable(
                 "No node of the cluster holds the store's lease yet. Please retry.",
@@ -285,7 +321,7 @@ impl Front {
         use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
         let mut text = String::new();
         let serving = self.answering();
-        if let (true, Some(local)) = (serving, self.local()) {
+        if let (true, Some(local)) = (serving, self.local(1)) {
             let answer = hyper::service::Service::call(&local, req)
                 .await
                 .unwrap_or_else(|never| match never {});
@@ -307,7 +343,7 @@ impl Front {
             node.into_iter(),
         );
         let held = Gauge::<i64>::default();
-        held.set(i64::from(serving && self.local().is_some()));
+        held.set(i64::from(serving && self.local(1).is_some()));
         registry.register(
             "lease_held",
             "1 while this node holds the store's lease and serves it",
@@ -445,11 +481,19 @@ impl Front {
         }
         let (view, read) = self.view.read().unwrap_or_else(|p| p.into_inner()).clone();
         let live = view.lease.expires_in_ms.is_some_and(|ms| ms > 0);
+        let held_by = |node: &str| -> Vec<i32> {
+            view.leases
+                .iter()
+                .filter(|l| l.holder == node && l.expires_in_ms.is_some_and(|ms| ms > 0))
+                .map(|l| l.shard)
+                .collect()
+        };
         let nodes: Vec<_> = view
             .nodes
             .iter()
             .map(|n| {
                 let holds = live && n.id == view.lease.holder;
+                let shards = held_by(&n.id);
                 json!({
                     "id": n.id,
                     "url": n.url,
@@ -457,7 +501,21 @@ impl Front {
                     "up_ms": n.up_ms,
                     "holds_lease": holds,
                     "draining": n.draining,
+                    "shards": shards,
                     "owns": if holds { "every queue and topic" } else { "nothing (forwards)" },
+                })
+            })
+            .collect();
+        let shards: Vec<_> = view
+            .leases
+            .iter()
+            .map(|l| {
+                json!({
+                    "shard": l.shard,
+                    "holder": (!l.holder.is_empty()).then_some(&l.holder),
+                    "epoch": l.epoch,
+                    "expires_in_ms": l.expires_in_ms,
+                    "live": l.expires_in_ms.is_some_and(|ms| ms > 0),
                 })
             })
             .collect();
@@ -472,7 +530,10 @@ impl Front {
                     "live": live,
                 },
                 // Holds the lease and has loaded the store.
-                "serving": self.answering() && self.local().is_some(),
+                "serving": self.answering() && self.local(1).is_some(),
+                // The shards this node serves now.
+                "serving_shards": self.serving_shards(),
+                "shards": shards,
                 // How old this node's view is (it reads the rows every quarter lease).
                 "view_age_ms": read.map(|t| t.elapsed().as_millis() as u64),
                 "nodes": nodes,

@@ -1,6 +1,6 @@
 //! The cluster's rows in PostgreSQL: the nodes (`retsu.nodes`: id, the URL
-//! the others reach it at, a heartbeat, whether it is drained), the store's
-//! lease (`retsu.lease`: holder, epoch, expiry) and the cluster's clock
+//! the others reach it at, a heartbeat, whether it is drained), each
+//! shard's lease (`retsu.lease`: shard, holder, epoch, expiry) and the cluster's clock
 //! (`retsu.clock`). Every time is the database's
 //! clock (`now()`), so the nodes' clocks never have to agree.
 
@@ -26,9 +26,10 @@ pub struct NodeRow {
     pub draining: bool,
 }
 
-/// Who holds the store's lease.
+/// Who holds a shard's lease.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct LeaseRow {
+    pub shard: i32,
     /// Empty while nobody ever held it.
     pub holder: String,
     pub epoch: i64,
@@ -51,11 +52,27 @@ pub enum Drain {
 /// What one look at the rows shows.
 #[derive(Debug, Clone, Default)]
 pub struct View {
+    /// Shard 1's lease: its holder also keeps the cluster's clock.
     pub lease: LeaseRow,
+    /// Every shard's lease, by shard.
+    pub leases: Vec<LeaseRow>,
     pub nodes: Vec<NodeRow>,
 }
 
 impl View {
+    /// How many shards each node that may hold them should hold: the
+    /// shards over the live nodes that are not drained, rounded up (at
+    /// least 1, so a node alone takes every shard).
+    pub fn share(&self, lease_ms: i64) -> usize {
+        let live = self
+            .nodes
+            .iter()
+            .filter(|n| !n.draining && n.heartbeat_age_ms < lease_ms)
+            .count()
+            .max(1);
+        self.leases.len().div_ceil(live)
+    }
+
     /// Whether `node` is drained.
     pub fn draining(&self, node: &str) -> bool {
         self.nodes.iter().any(|n| n.id == node && n.draining)
@@ -200,46 +217,53 @@ impl Membership {
         Ok(rows.len() == 1)
     }
 
-    /// Takes the lease if it has lapsed (or was released): the new epoch.
-    pub async fn try_take(&mut self) -> Result<Option<i64>, String> {
-        let (node, lease) = (self.node.clone(), self.lease_ms);
+    /// Takes up to `most` shards whose leases have lapsed (or were
+    /// released), lowest first: each one's shard and new epoch. Two nodes
+    /// asking at once take different shards (SKIP LOCKED).
+    pub async fn try_take(&mut self, most: usize) -> Result<Vec<(i32, i64)>, String> {
+        let (node, lease, most) = (self.node.clone(), self.lease_ms, most as i64);
         let rows = self
             .rows(
-                "UPDATE retsu.lease SET node = $1, epoch = epoch + 1,
+                "UPDATE retsu.lease l SET node = $1, epoch = l.epoch + 1,
                     expires = now() + $2::bigint * interval '1 millisecond'
-                 WHERE id = 1 AND expires < now()
+                 WHERE l.id IN (SELECT id FROM retsu.lease WHERE expires < now()
+                        ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
                     AND NOT EXISTS (SELECT 1 FROM retsu.nodes WHERE id = $1 AND draining)
-                 RETURNING epoch",
-                &[&node, &lease],
+                 RETURNING l.id, l.epoch",
+                &[&node, &lease, &most],
             )
             .await?;
-        Ok(rows.first().map(|r| r.get(0)))
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
-    /// Extends the lease taken at `epoch`: Ok(false) once another node
-    /// has taken it.
-    pub async fn renew(&mut self, epoch: i64) -> Result<bool, String> {
+    /// Extends the leases of the shards held (each at the epoch it was
+    /// taken at), in one statement: the shards renewed. One missing has
+    /// been taken by another node.
+    pub async fn renew(&mut self, held: &[(i32, i64)]) -> Result<Vec<i32>, String> {
         let (node, lease) = (self.node.clone(), self.lease_ms);
+        let shards: Vec<i32> = held.iter().map(|h| h.0).collect();
+        let epochs: Vec<i64> = held.iter().map(|h| h.1).collect();
         let rows = self
             .rows(
-                "UPDATE retsu.lease SET expires = now() + $3::bigint * interval '1 millisecond'
-                 WHERE id = 1 AND node = $1 AND epoch = $2 RETURNING epoch",
-                &[&node, &epoch, &lease],
+                "UPDATE retsu.lease l SET expires = now() + $2::bigint * interval '1 millisecond'
+                 FROM unnest($3::int[], $4::bigint[]) AS h(id, epoch)
+                 WHERE l.id = h.id AND l.epoch = h.epoch AND l.node = $1 RETURNING l.id",
+                &[&node, &lease, &shards, &epochs],
             )
             .await?;
-        Ok(rows.len() == 1)
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    /// Gives the lease up (after the last commit), so another node takes
-    /// it at once rather than after it lapses.
-    pub async fn release(&mut self, epoch: i64) -> Result<(), String> {
+    /// Gives a shard's lease up (after its last commit), so another node
+    /// takes it at once rather than after it lapses.
+    pub async fn release(&mut self, shard: i32, epoch: i64) -> Result<(), String> {
         let node = self.node.clone();
         self.rows(
             "WITH released AS (
                 UPDATE retsu.lease SET expires = '-infinity'
-                WHERE id = 1 AND node = $1 AND epoch = $2 RETURNING 1)
+                WHERE id = $3 AND node = $1 AND epoch = $2 RETURNING 1)
              SELECT pg_notify('retsu_cluster', 'released') FROM released",
-            &[&node, &epoch],
+            &[&node, &epoch, &shard],
         )
         .await
         .map(|_| ())
@@ -256,27 +280,28 @@ impl Membership {
         .map(|_| ())
     }
 
-    /// The lease and the nodes, as the database has them now.
+    /// The leases and the nodes, as the database has them now.
     pub async fn view(&mut self) -> Result<View, String> {
-        let lease = self
+        let leases: Vec<LeaseRow> = self
             .rows(
-                "SELECT l.node, l.epoch,
+                "SELECT l.id, l.node, l.epoch,
                     CASE WHEN isfinite(l.expires)
                          THEN (extract(epoch FROM l.expires - now()) * 1000)::bigint END,
                     n.url
-                 FROM retsu.lease l LEFT JOIN retsu.nodes n ON n.id = l.node WHERE l.id = 1",
+                 FROM retsu.lease l LEFT JOIN retsu.nodes n ON n.id = l.node ORDER BY l.id",
                 &[],
             )
-            .await?;
-        let lease = lease
-            .first()
+            .await?
+            .iter()
             .map(|r| LeaseRow {
-                holder: r.get(0),
-                epoch: r.get(1),
-                expires_in_ms: r.get(2),
-                holder_url: r.get(3),
+                shard: r.get(0),
+                holder: r.get(1),
+                epoch: r.get(2),
+                expires_in_ms: r.get(3),
+                holder_url: r.get(4),
             })
-            .unwrap_or_default();
+            .collect();
+        let lease = leases.first().cloned().unwrap_or_default();
         let nodes = self
             .rows(
                 "SELECT id, url, (extract(epoch FROM now() - heartbeat) * 1000)::bigint,
@@ -294,7 +319,11 @@ impl Membership {
                 draining: r.get(4),
             })
             .collect();
-        Ok(View { lease, nodes })
+        Ok(View {
+            lease,
+            leases,
+            nodes,
+        })
     }
 
     /// Drains `node` (or lets it serve again). Draining the last node

@@ -140,26 +140,87 @@ fn lost(why: &str, exit: bool, front: &Front) {
     tracing::error!("{why}; this node answers nothing more");
 }
 
-/// What this node runs once it holds the lease.
+/// What this node runs for a shard it holds.
 struct Owned {
+    shard: i32,
     server: crate::server::RunningServer,
     journal: Arc<Journal>,
     epoch: i64,
-    /// Stores the clock's changes (`clock.rs`).
-    clock: clock::Keeper,
+    /// Stores the clock's changes (`clock.rs`): shard 1's holder keeps
+    /// the cluster's clock.
+    clock: Option<clock::Keeper>,
 }
 
 impl Owned {
-    /// Stops the engine (waiting long polls answer), commits what it
-    /// answered, and gives the lease up so another node takes it at once.
-    async fn give_up(self, members: &mut Membership) {
+    /// Stops the shard's engine (waiting long polls answer) and commits
+    /// what it answered: what must happen before its lease goes.
+    async fn finish(self) -> Finished {
         let _ = self.server.shutdown().await;
-        // After the last answer, before the lease goes.
-        self.clock.finish(members, self.epoch).await;
         let journal = self.journal.clone();
         let _ = tokio::task::spawn_blocking(move || journal.close()).await;
-        if let Err(e) = members.release(self.epoch).await {
-            tracing::warn!("cannot release the store's lease (it lapses by itself): {e}");
+        Finished {
+            shard: self.shard,
+            epoch: self.epoch,
+            clock: self.clock,
+        }
+    }
+}
+
+/// A shard whose engine stopped and committed, still under its lease.
+struct Finished {
+    shard: i32,
+    epoch: i64,
+    clock: Option<clock::Keeper>,
+}
+
+impl Finished {
+    /// Gives the shard's lease up so another node takes it at once (the
+    /// clock stored first, when this shard's holder keeps it).
+    async fn release(self, members: &mut Membership) {
+        if let Some(clock) = self.clock {
+            clock.finish(members, self.epoch).await;
+        }
+        if let Err(e) = members.release(self.shard, self.epoch).await {
+            tracing::warn!(
+                shard = self.shard,
+                "cannot release the shard's lease (it lapses by itself): {e}"
+            );
+        }
+    }
+}
+
+/// Gives shards up: their engines stop and commit side by side (each
+/// waits for its connections to close), then the leases go.
+async fn give_up(shards: Vec<Held>, members: &mut Membership) {
+    let finished = futures_util::future::join_all(shards.into_iter().map(Held::finish)).await;
+    for f in finished.into_iter().flatten() {
+        f.release(members).await;
+    }
+}
+
+/// A shard this node holds: loading, or loaded and served.
+enum Held {
+    Loading(i64, tokio::task::JoinHandle<Result<Owned, String>>),
+    Owned(Owned),
+}
+
+impl Held {
+    fn epoch(&self) -> i64 {
+        match self {
+            Held::Loading(epoch, _) => *epoch,
+            Held::Owned(o) => o.epoch,
+        }
+    }
+
+    /// Waits for a load under way, then stops the shard's engine.
+    async fn finish(self) -> Option<Finished> {
+        let owned = match self {
+            Held::Owned(o) => Some(o),
+            Held::Loading(_, task) => task.await.ok().and_then(Result::ok),
+        };
+        match owned {
+            Some(o) => Some(o.finish().await),
+            None => None,
         }
     }
 }
@@ -342,8 +403,9 @@ pub async fn serve(
     ExitCode::SUCCESS
 }
 
-/// The node's life: every quarter lease, a heartbeat, then the lease
-/// renewed (or taken, when it has lapsed), then the view refreshed.
+/// The node's life: every quarter lease, a heartbeat, then the leases of
+/// the shards it holds renewed, lapsed shards taken up to its share (or
+/// shards beyond its share given up), then the view refreshed.
 #[allow(clippy::too_many_arguments)]
 async fn run(
     config: Arc<Config>,
@@ -357,11 +419,12 @@ async fn run(
     engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: String,
 ) {
-    let mut owned: Option<Owned> = None;
-    let mut loading: Option<tokio::task::JoinHandle<Result<Owned, String>>> = None;
-    let mut epoch: Option<i64> = None;
+    let mut held: std::collections::BTreeMap<i32, Held> = Default::default();
     let every = settings.lease / 4;
+    let lease_ms = settings.lease.as_millis() as i64;
     let notices = members.notices();
+    // How many nodes share the shards, before taking any.
+    let mut view: Option<membership::View> = members.view().await.ok();
     'life: loop {
         let sent = Instant::now();
         match members.beat().await {
@@ -379,116 +442,120 @@ async fn run(
             }
             Err(e) => tracing::warn!("cluster heartbeat: {e}"),
         }
-        match epoch {
-            Some(e) => match members.renew(e).await {
-                Ok(true) => front.extend(sent + settings.lease),
-                Ok(false) => {
+        if !held.is_empty() {
+            let leases: Vec<(i32, i64)> = held.iter().map(|(s, h)| (*s, h.epoch())).collect();
+            match members.renew(&leases).await {
+                Ok(renewed) if renewed.len() == leases.len() => front.extend(sent + settings.lease),
+                Ok(renewed) => {
+                    let taken: Vec<String> = leases
+                        .iter()
+                        .filter(|(s, _)| !renewed.contains(s))
+                        .map(|(s, e)| format!("shard {s} at epoch {e}"))
+                        .collect();
                     lost(
-                        &format!("another node took the store's lease (this node held epoch {e})"),
+                        &format!(
+                            "another node took a shard this node held ({})",
+                            taken.join(", ")
+                        ),
                         settings.exit_on_loss,
                         &front,
                     );
                     break;
                 }
-                Err(err) => tracing::warn!("cannot renew the store's lease: {err}"),
-            },
-            None => match members.try_take().await {
-                Ok(Some(e)) => {
-                    tracing::info!(epoch = e, "took the store's lease; loading the store");
-                    front.extend(sent + settings.lease);
-                    epoch = Some(e);
-                    let exit = settings.exit_on_loss;
-                    let reached_at = endpoint.clone();
-                    let (config, plan, url, node, front, clock, engine) = (
-                        config.clone(),
-                        plan.clone(),
-                        settings.url.clone(),
-                        settings.node.clone(),
-                        front.clone(),
-                        clock.clone(),
-                        engine.clone(),
-                    );
-                    let clock_rows = members.another();
-                    let retry = settings.lease / 4;
-                    loading = Some(tokio::spawn(async move {
-                        // The cluster's clock before the store: the
-                        // store's deadlines are read on it.
-                        let keeper = clock::keep(clock_rows, e, clock.clone(), retry).await?;
-                        let owned = own(
-                            config,
-                            plan,
-                            url,
-                            node,
-                            e,
-                            clock,
-                            front.clone(),
-                            exit,
-                            reached_at,
-                            keeper,
-                        )
-                        .await?;
-                        // Served from now, not from the next renewal.
-                        *engine.lock().unwrap_or_else(|p| p.into_inner()) =
-                            Some(owned.server.engine());
-                        front.serve_locally(owned.server.service());
-                        Ok(owned)
-                    }));
-                }
-                Ok(None) => {}
-                Err(err) => tracing::warn!("cannot read the store's lease: {err}"),
-            },
+                Err(err) => tracing::warn!("cannot renew the shards' leases: {err}"),
+            }
         }
-        if loading.as_ref().is_some_and(|l| l.is_finished()) {
-            match loading.take().expect("checked").await {
+        let draining = view.as_ref().is_some_and(|v| v.draining(&settings.node));
+        let share = match &view {
+            _ if draining => 0,
+            Some(v) => v.share(lease_ms),
+            // Not one look at the rows yet: take nothing before knowing
+            // how many nodes share the shards.
+            None => 0,
+        };
+        if held.len() < share {
+            match members.try_take(share - held.len()).await {
+                Ok(taken) => {
+                    if !taken.is_empty() {
+                        front.extend(sent + settings.lease);
+                    }
+                    for (shard, e) in taken {
+                        tracing::info!(shard, epoch = e, "took a shard's lease; loading it");
+                        let task = load_shard(
+                            shard, e, &config, &plan, &settings, &clock, &front, &engine,
+                            &endpoint, &members,
+                        );
+                        held.insert(shard, Held::Loading(e, task));
+                    }
+                }
+                Err(err) => tracing::warn!("cannot read the shards' leases: {err}"),
+            }
+        } else if held.len() > share {
+            // Beyond its share (a node joined, or this one is drained):
+            // the highest shards go back, for the others to take.
+            let extra: Vec<i32> = held
+                .keys()
+                .rev()
+                .take(held.len() - share)
+                .copied()
+                .collect();
+            let mut going = Vec::new();
+            for shard in extra {
+                if let Some(h) = held.remove(&shard) {
+                    tracing::info!(shard, draining, "handing a shard over");
+                    front.stop_serving_locally(shard);
+                    if shard == 1 {
+                        *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    }
+                    going.push(h);
+                }
+            }
+            give_up(going, &mut members).await;
+            front.stale.notify_one();
+        }
+        for shard in held.keys().copied().collect::<Vec<_>>() {
+            let finished = matches!(held.get(&shard), Some(Held::Loading(_, t)) if t.is_finished());
+            if !finished {
+                continue;
+            }
+            let Some(Held::Loading(_, task)) = held.remove(&shard) else {
+                continue;
+            };
+            match task.await {
                 Ok(Ok(o)) => {
                     tracing::info!(
+                        shard,
                         epoch = o.epoch,
                         queues = o.journal.restored.0,
                         messages = o.journal.restored.1,
-                        "serving the store's queues and topics"
+                        "serving a shard's queues and topics"
                     );
-                    owned = Some(o);
+                    held.insert(shard, Held::Owned(o));
                 }
                 Ok(Err(e)) => {
                     lost(
-                        &format!("cannot load the store: {e}"),
+                        &format!("cannot load shard {shard}: {e}"),
                         settings.exit_on_loss,
                         &front,
                     );
-                    break;
+                    break 'life;
                 }
                 Err(e) => {
                     lost(
-                        &format!("loading the store failed: {e}"),
+                        &format!("loading shard {shard} failed: {e}"),
                         settings.exit_on_loss,
                         &front,
                     );
-                    break;
+                    break 'life;
                 }
             }
         }
-        let mut draining = false;
         match members.view().await {
-            Ok(view) => {
-                draining = view.draining(&settings.node);
-                front.set_view(view);
+            Ok(v) => {
+                front.set_view(v.clone());
+                view = Some(v);
             }
             Err(e) => tracing::debug!("cluster view: {e}"),
-        }
-        if draining && epoch.is_some() {
-            tracing::info!("this node is drained: handing the store's lease over");
-            front.stop_serving_locally();
-            *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            if let Some(l) = loading.take() {
-                if let Ok(Ok(o)) = l.await {
-                    owned = Some(o);
-                }
-            }
-            if let Some(o) = owned.take() {
-                o.give_up(&mut members).await;
-            }
-            epoch = None;
-            front.stale.notify_one();
         }
         let pause = every.saturating_sub(sent.elapsed());
         let tick = tokio::time::sleep(pause);
@@ -504,7 +571,7 @@ async fn run(
                     false
                 }
                 _ = front.stale.notified() => true,
-                // The lease was given up or a node drained: a whole tick now.
+                // A shard was given up or a node drained: a whole tick now.
                 _ = notices.notified() => false,
             };
             if !stale {
@@ -513,9 +580,10 @@ async fn run(
             // Between ticks only the view is read, and not more often than this.
             tokio::time::sleep(STALE_VIEW_PAUSE).await;
             match members.view().await {
-                Ok(view) => {
-                    let hand_over = epoch.is_some() && view.draining(&settings.node);
-                    front.set_view(view);
+                Ok(v) => {
+                    let hand_over = !held.is_empty() && v.draining(&settings.node);
+                    front.set_view(v.clone());
+                    view = Some(v);
                     if hand_over {
                         // At once, not at the next tick.
                         break;
@@ -526,42 +594,99 @@ async fn run(
         }
     }
 
-    // Stop taking requests, finish the engine's, commit, then give the
-    // lease up so another node takes over at once.
+    // Stop taking requests, finish the engines', commit, then give the
+    // shards up so other nodes take over at once.
     let _ = serving.await;
-    if let Some(l) = loading.take() {
-        if let Ok(Ok(o)) = l.await {
-            owned = Some(o);
-        }
-    }
     *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    if let Some(o) = owned {
-        o.give_up(&mut members).await;
-    }
+    give_up(
+        std::mem::take(&mut held).into_values().collect(),
+        &mut members,
+    )
+    .await;
     let _ = members.leave().await;
 }
 
-/// Loads the store into an engine fenced at `epoch`, applies the
-/// configuration file's queues and topics, and starts the engine's
-/// server (its own listener is loopback only; the node's port reaches it
-/// through the front).
+/// Starts loading a shard this node just took: the cluster's clock first
+/// (shard 1's holder keeps it), then the shard's rows, then its server.
+#[allow(clippy::too_many_arguments)]
+fn load_shard(
+    shard: i32,
+    epoch: i64,
+    config: &Arc<Config>,
+    plan: &Arc<QueuePlan>,
+    settings: &Settings,
+    clock: &Arc<dyn crate::clock::Clock>,
+    front: &Arc<Front>,
+    engine: &Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+    endpoint: &str,
+    members: &Membership,
+) -> tokio::task::JoinHandle<Result<Owned, String>> {
+    let exit = settings.exit_on_loss;
+    let reached_at = endpoint.to_string();
+    let (config, plan, url, node, front, clock, engine) = (
+        config.clone(),
+        plan.clone(),
+        settings.url.clone(),
+        settings.node.clone(),
+        front.clone(),
+        clock.clone(),
+        engine.clone(),
+    );
+    let clock_rows = members.another();
+    let retry = settings.lease / 4;
+    tokio::spawn(async move {
+        // The cluster's clock before the store: the store's deadlines are
+        // read on it.
+        let keeper = if shard == 1 {
+            Some(clock::keep(clock_rows, epoch, clock.clone(), retry).await?)
+        } else {
+            None
+        };
+        let owned = own(
+            config,
+            plan,
+            url,
+            node,
+            shard,
+            epoch,
+            clock,
+            front.clone(),
+            exit,
+            reached_at,
+            keeper,
+        )
+        .await?;
+        // Served from now, not from the next renewal.
+        if shard == 1 {
+            *engine.lock().unwrap_or_else(|p| p.into_inner()) = Some(owned.server.engine());
+        }
+        front.serve_locally(shard, owned.server.service());
+        Ok(owned)
+    })
+}
+
+/// Loads a shard into an engine fenced at `epoch`, applies the
+/// configuration file's queues and topics (shard 1 holds them), and
+/// starts the engine's server (its own listener is loopback only; the
+/// node's port reaches it through the front).
 #[allow(clippy::too_many_arguments)]
 async fn own(
     config: Arc<Config>,
     plan: Arc<QueuePlan>,
     url: String,
     node: String,
+    shard: i32,
     epoch: i64,
     clock: Arc<dyn crate::clock::Clock>,
     front: Arc<Front>,
     exit: bool,
     reached_at: String,
-    clock_keeper: clock::Keeper,
+    clock_keeper: Option<clock::Keeper>,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
     let fence = Fence {
-        shard: 1,
+        shard,
         node,
         epoch,
         fenced: Box::new(move |why| lost(&format!("a commit was fenced: {why}"), exit, &front)),
@@ -575,18 +700,22 @@ async fn own(
     let base = config
         .pinned_base_url("http://", config.port)
         .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
-    plan.apply(&engine, &base)
-        .await
-        .map_err(|e| e.to_string())?;
+    if shard == 1 {
+        plan.apply(&engine, &base)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     let services = crate::server::Services::with_key_store(
         engine.clone(),
         Some(Arc::new(crate::notification_signing::JournalKeyStore(
             journal.clone(),
         ))),
     );
-    plan.apply_topics(&services.sns, &base)
-        .await
-        .map_err(|e| e.to_string())?;
+    if shard == 1 {
+        plan.apply_topics(&services.sns, &base)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     engine.queues_changed();
     let inner = Config {
         host: "127.0.0.1".into(),
@@ -603,6 +732,7 @@ async fn own(
         .await
         .map_err(|e| format!("cannot start the engine's server: {e}"))?;
     Ok(Owned {
+        shard,
         server,
         journal,
         epoch,
