@@ -288,6 +288,19 @@ fn queue_url_forms_name_their_region() {
         engine_queue(&req),
         Some(key(Kind::Queue, "sa-east-1", ACCOUNT, "q"))
     );
+    // Posted to a LocalStack host-style endpoint: the host names the region.
+    let req = request(
+        "/000000000000/q",
+        None,
+        &[
+            FORM,
+            ("host", "sqs.eu-west-3.localhost.localstack.cloud:4566"),
+        ],
+        form_body("SendMessage", "MessageBody=b", None).as_bytes(),
+    );
+    let want = key(Kind::Queue, "eu-west-3", ACCOUNT, "q");
+    assert_eq!(post(&req), one(want.clone()));
+    assert_eq!(engine_queue(&req), Some(want));
 }
 
 #[test]
@@ -1147,6 +1160,24 @@ fn random_bytes_never_panic() {
             }
         }
         req.body = Bytes::from(body);
+        // Now and then a scope, target, type or host of random bytes.
+        if rng.below(8) == 0 {
+            let junk: Vec<u8> = (0..rng.below(40))
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            let text: String = String::from_utf8_lossy(&junk)
+                .chars()
+                .filter(|c| c.is_ascii_graphic() || *c == ' ')
+                .collect();
+            let name = ["authorization", "x-amz-target", "content-type", "host"][rng.below(4)];
+            let value = match name {
+                "x-amz-target" => format!("AmazonSQS.{text}"),
+                _ => format!("AWS4-HMAC-SHA256 Credential={text}"),
+            };
+            if let Ok(value) = value.parse() {
+                req.headers.insert(name, value);
+            }
+        }
         let method = &methods[rng.below(methods.len())];
         let _ = route(method, &req, ACCOUNT, &settings());
         if let Some(query) = &req.query {
