@@ -40,7 +40,7 @@ fn post(req: &HttpRequest) -> Route {
     route(&Method::POST, req, ACCOUNT, &settings())
 }
 
-fn key(kind: Kind, region: &str, account: &str, name: &str) -> Key {
+fn key_of(kind: Kind, region: &str, account: &str, name: &str) -> Key {
     Key {
         kind,
         account: account.into(),
@@ -50,15 +50,15 @@ fn key(kind: Kind, region: &str, account: &str, name: &str) -> Key {
 }
 
 fn queue(name: &str) -> Key {
-    key(Kind::Queue, "us-east-1", ACCOUNT, name)
+    key_of(Kind::Queue, "us-east-1", ACCOUNT, name)
 }
 
 fn topic(name: &str) -> Key {
-    key(Kind::Topic, "us-east-1", ACCOUNT, name)
+    key_of(Kind::Topic, "us-east-1", ACCOUNT, name)
 }
 
 fn app(name: &str) -> Key {
-    key(Kind::Application, "us-east-1", ACCOUNT, name)
+    key_of(Kind::Application, "us-east-1", ACCOUNT, name)
 }
 
 fn one(key: Key) -> Route {
@@ -252,11 +252,11 @@ fn queue_url_forms_name_their_region() {
     ];
     for (url, region) in cases {
         let req = json("SendMessage", &json_body(r#""MessageBody":"b""#, url));
-        let want = one(key(Kind::Queue, region, ACCOUNT, "q"));
+        let want = one(key_of(Kind::Queue, region, ACCOUNT, "q"));
         assert_eq!(post(&req), want, "{url}");
         assert_eq!(
             engine_queue(&req),
-            Some(key(Kind::Queue, region, ACCOUNT, "q"))
+            Some(key_of(Kind::Queue, region, ACCOUNT, "q"))
         );
     }
     // Another account's queue.
@@ -267,7 +267,10 @@ fn queue_url_forms_name_their_region() {
             "http://localhost:9324/111122223333/q",
         ),
     );
-    assert_eq!(post(&req), one(key(Kind::Queue, "us-east-1", OTHER, "q")));
+    assert_eq!(
+        post(&req),
+        one(key_of(Kind::Queue, "us-east-1", OTHER, "q"))
+    );
     // A path-style URL takes the region of the signature's scope.
     let mut req = json("SendMessage", &json_body(r#""MessageBody":"b""#, URL));
     req.headers.insert(
@@ -276,17 +279,20 @@ fn queue_url_forms_name_their_region() {
     );
     assert_eq!(
         post(&req),
-        one(key(Kind::Queue, "eu-central-1", ACCOUNT, "q"))
+        one(key_of(Kind::Queue, "eu-central-1", ACCOUNT, "q"))
     );
     // LocalStack's path form, posted to.
     let req = form(
         "/queue/sa-east-1/000000000000/q",
         &form_body("SendMessage", "MessageBody=b", None),
     );
-    assert_eq!(post(&req), one(key(Kind::Queue, "sa-east-1", ACCOUNT, "q")));
+    assert_eq!(
+        post(&req),
+        one(key_of(Kind::Queue, "sa-east-1", ACCOUNT, "q"))
+    );
     assert_eq!(
         engine_queue(&req),
-        Some(key(Kind::Queue, "sa-east-1", ACCOUNT, "q"))
+        Some(key_of(Kind::Queue, "sa-east-1", ACCOUNT, "q"))
     );
     // Posted to a LocalStack host-style endpoint: the host names the region.
     let req = request(
@@ -298,7 +304,7 @@ fn queue_url_forms_name_their_region() {
         ],
         form_body("SendMessage", "MessageBody=b", None).as_bytes(),
     );
-    let want = key(Kind::Queue, "eu-west-3", ACCOUNT, "q");
+    let want = key_of(Kind::Queue, "eu-west-3", ACCOUNT, "q");
     assert_eq!(post(&req), one(want.clone()));
     assert_eq!(engine_queue(&req), Some(want));
 }
@@ -310,12 +316,12 @@ fn a_path_form_request_is_read_against_the_pinned_base_url() {
     let mut pinned = settings();
     pinned.base_url = Some("http://sqs.ap-south-1.localhost.localstack.cloud:4566".into());
     let req = form("/000000000000/q", &form_body("DeleteQueue", "", None));
-    let want = one(key(Kind::Queue, "ap-south-1", ACCOUNT, "q"));
+    let want = one(key_of(Kind::Queue, "ap-south-1", ACCOUNT, "q"));
     assert_eq!(route(&Method::POST, &req, ACCOUNT, &pinned), want);
     match crate::protocol::decode(&req, &pinned, "rid") {
         Ok(Decoded::Sqs(call)) => assert_eq!(
             call.request.fault_queue(&call.context).map(Key::queue),
-            Some(key(Kind::Queue, "ap-south-1", ACCOUNT, "q"))
+            Some(key_of(Kind::Queue, "ap-south-1", ACCOUNT, "q"))
         ),
         other => panic!("{other:?}"),
     }
@@ -346,7 +352,7 @@ fn create_queue_and_get_queue_url_by_name() {
         .insert("authorization", sigv4("eu-north-1", "sqs").parse().unwrap());
     assert_eq!(
         post(&signed),
-        created(key(Kind::Queue, "eu-north-1", ACCOUNT, "q"))
+        created(key_of(Kind::Queue, "eu-north-1", ACCOUNT, "q"))
     );
     // In the caller's account (the access key's, under --auth).
     assert_eq!(
@@ -356,7 +362,7 @@ fn create_queue_and_get_queue_url_by_name() {
             OTHER,
             &settings()
         ),
-        created(key(Kind::Queue, "us-east-1", OTHER, "q"))
+        created(key_of(Kind::Queue, "us-east-1", OTHER, "q"))
     );
     // A name the engine refuses is never placed.
     for bad in [
@@ -383,7 +389,7 @@ fn create_queue_and_get_queue_url_by_name() {
             "GetQueueUrl",
             r#"{"QueueName":"q","QueueOwnerAWSAccountId":"111122223333"}"#
         )),
-        one(key(Kind::Queue, "us-east-1", OTHER, "q"))
+        one(key_of(Kind::Queue, "us-east-1", OTHER, "q"))
     );
     assert_eq!(
         post(&json(
@@ -401,6 +407,45 @@ fn create_queue_and_get_queue_url_by_name() {
         one(queue("other"))
     );
     assert_eq!(post(&json("GetQueueUrl", "{}")), Route::Unknown);
+}
+
+#[test]
+fn under_auth_the_account_is_the_access_keys() {
+    let key = crate::auth::AuthKey::new("AKIDROUTE", "secret", OTHER).unwrap();
+    let verifier = crate::auth::Verifier::from_settings(true, &[key])
+        .unwrap()
+        .unwrap();
+    let mut req = json("CreateQueue", r#"{"QueueName":"q"}"#);
+    req.headers.insert(
+        "authorization",
+        "AWS4-HMAC-SHA256 Credential=AKIDROUTE/20240101/eu-west-1/sqs/aws4_request, SignedHeaders=host, Signature=x"
+            .parse()
+            .unwrap(),
+    );
+    req.headers
+        .insert("x-amz-date", "20240101T000000Z".parse().unwrap());
+    let account = verifier.claimed_account(&req).unwrap();
+    assert_eq!(account, OTHER);
+    assert_eq!(
+        route(&Method::POST, &req, account, &settings()),
+        created(key_of(Kind::Queue, "eu-west-1", OTHER, "q"))
+    );
+    // Presigned: the credential in the query string.
+    let presigned = request(
+        "/",
+        Some("Action=ListQueues&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDROUTE%2F20240101%2Fus-east-1%2Fsqs%2Faws4_request&X-Amz-Date=20240101T000000Z&X-Amz-SignedHeaders=host&X-Amz-Signature=x"),
+        &[HOST],
+        b"",
+    );
+    assert_eq!(verifier.claimed_account(&presigned), Some(OTHER));
+    // A key it does not know, or no credential: no account.
+    req.headers
+        .insert("authorization", sigv4("eu-west-1", "sqs").parse().unwrap());
+    assert_eq!(verifier.claimed_account(&req), None);
+    assert_eq!(
+        verifier.claimed_account(&form("/", "Action=ListQueues")),
+        None
+    );
 }
 
 #[test]
@@ -716,7 +761,7 @@ fn every_sns_action_goes_to_its_topic_or_application() {
         post(&sns(
             "Action=GetTopicAttributes&TopicArn=arn:aws:sns:eu-west-1:111122223333:t"
         )),
-        one(key(Kind::Topic, "eu-west-1", OTHER, "t"))
+        one(key_of(Kind::Topic, "eu-west-1", OTHER, "t"))
     );
     // CreateTopic in the scope's region.
     let auth = sigv4("ap-northeast-1", "sns");
@@ -728,7 +773,7 @@ fn every_sns_action_goes_to_its_topic_or_application() {
     );
     assert_eq!(
         post(&req),
-        created(key(Kind::Topic, "ap-northeast-1", ACCOUNT, "t"))
+        created(key_of(Kind::Topic, "ap-northeast-1", ACCOUNT, "t"))
     );
 }
 
@@ -817,7 +862,7 @@ fn admin_routes() {
     use AdminGather as G;
     let s = settings();
     let admin = |m: Method, path: &str| route_admin(&m, path, None, &s);
-    let q = one(key(Kind::Queue, "eu-west-1", ACCOUNT, "q"));
+    let q = one(key_of(Kind::Queue, "eu-west-1", ACCOUNT, "q"));
     let gather = |g| Route::Gather(Gathered::Admin(g));
     let cases = [
         (Method::GET, "/_retsu/health", gather(G::Health)),
@@ -856,7 +901,7 @@ fn admin_routes() {
         (
             Method::GET,
             "/_retsu/queues/eu-west-1/000000000000/q%2Efifo",
-            one(key(Kind::Queue, "eu-west-1", ACCOUNT, "q.fifo")),
+            one(key_of(Kind::Queue, "eu-west-1", ACCOUNT, "q.fifo")),
         ),
         (Method::GET, "/_retsu/clock", Route::Any),
         (Method::POST, "/_retsu/clock", Route::Any),
@@ -1283,13 +1328,13 @@ mod recorded {
             .build();
         let c = aws_sdk_sqs::Client::from_conf(config);
         let url = format!("{endpoint}/000000000000/q");
-        let q = one(key(Kind::Queue, "eu-west-1", ACCOUNT, "q"));
+        let q = one(key_of(Kind::Queue, "eu-west-1", ACCOUNT, "q"));
         let arn = "arn:aws:sqs:eu-west-1:000000000000:q";
 
         let _ = c.create_queue().queue_name("q").send().await;
         assert_eq!(
             routed(&seen),
-            created(key(Kind::Queue, "eu-west-1", ACCOUNT, "q"))
+            created(key_of(Kind::Queue, "eu-west-1", ACCOUNT, "q"))
         );
         let _ = c.get_queue_url().queue_name("q").send().await;
         assert_eq!(routed(&seen), q);
@@ -1317,7 +1362,7 @@ mod recorded {
         assert_eq!(
             routed(&seen),
             Route::Gather(Gathered::DeadLetterSources {
-                queue: key(Kind::Queue, "eu-west-1", ACCOUNT, "q"),
+                queue: key_of(Kind::Queue, "eu-west-1", ACCOUNT, "q"),
                 next_token: None,
                 max_results: None,
             })
@@ -1450,13 +1495,13 @@ mod recorded {
             .build();
         let c = aws_sdk_sns::Client::from_conf(config);
         let topic_arn = "arn:aws:sns:eu-west-1:000000000000:t";
-        let t = one(key(Kind::Topic, "eu-west-1", ACCOUNT, "t"));
-        let a = one(key(Kind::Application, "eu-west-1", ACCOUNT, "app/GCM/a"));
+        let t = one(key_of(Kind::Topic, "eu-west-1", ACCOUNT, "t"));
+        let a = one(key_of(Kind::Application, "eu-west-1", ACCOUNT, "app/GCM/a"));
 
         let _ = c.create_topic().name("t").send().await;
         assert_eq!(
             routed(&seen),
-            created(key(Kind::Topic, "eu-west-1", ACCOUNT, "t"))
+            created(key_of(Kind::Topic, "eu-west-1", ACCOUNT, "t"))
         );
         let _ = c.publish().topic_arn(topic_arn).message("m").send().await;
         assert_eq!(routed(&seen), t);
@@ -1509,7 +1554,7 @@ mod recorded {
             .await;
         assert_eq!(
             routed(&seen),
-            created(key(Kind::Application, "eu-west-1", ACCOUNT, "app/GCM/a"))
+            created(key_of(Kind::Application, "eu-west-1", ACCOUNT, "app/GCM/a"))
         );
         let _ = c
             .publish()
