@@ -189,9 +189,8 @@ pub enum AdminGather {
 /// The route of a request as the server would read it.
 ///
 /// `account` is the caller's: the server's account, or with `--auth` the
-/// access key's (the credential names the key, and the key's account is
-/// configuration; the signature itself is checked by the shard that
-/// answers). `settings` are the server's protocol settings (those of TLS
+/// access key's ([`crate::auth::Verifier::claimed_account`]; the
+/// signature itself is checked by the shard that answers). `settings` are the server's protocol settings (those of TLS
 /// requests for a request that came over TLS): the default region and the
 /// pinned base URL, which a queue-URL path is read against, exactly as the
 /// server reads it. The request is the protocol layer's own view of it:
