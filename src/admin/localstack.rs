@@ -37,7 +37,11 @@ fn wants_json(headers: &HeaderMap) -> bool {
 }
 
 /// Query string, then form or JSON body parameters (later ones win).
-fn params(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn params(
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
         .into_owned()
         .collect();

@@ -48,7 +48,7 @@ mod dead_letters;
 mod faults;
 mod functions;
 mod history;
-mod localstack;
+pub(crate) mod localstack;
 mod localstack_status;
 mod peek;
 mod queues;
@@ -257,7 +257,7 @@ async fn read_body(body: Body) -> Result<Bytes, String> {
 }
 
 /// `%XX` escapes of a path segment decoded (invalid ones kept as written).
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

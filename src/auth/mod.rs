@@ -122,6 +122,23 @@ impl Verifier {
         }))
     }
 
+    /// The account of the access key a request's credential names, without
+    /// checking its signature: what a cluster node's front routes by (the
+    /// caller's CreateQueue and GetQueueUrl name a queue in that account).
+    /// The node that answers verifies the signature; a forged credential
+    /// only picks which shard refuses it, and a request too malformed to
+    /// name a key (`None`) is refused by whichever shard gets it.
+    pub fn claimed_account(&self, request: &HttpRequest) -> Option<&str> {
+        let signed = match request.headers.get("authorization") {
+            Some(value) => {
+                from_header(&String::from_utf8_lossy(value.as_bytes()), &request.headers).ok()?
+            }
+            None => from_query(request.query.as_deref().unwrap_or("")).ok()?,
+        };
+        let access_key = signed.credential.split('/').next()?;
+        self.keys.get(access_key).map(|k| k.account_id.as_str())
+    }
+
     /// Verifies a request's signature at wall-clock time `now_ms`.
     pub fn verify(
         &self,

@@ -33,6 +33,7 @@ mod clock;
 mod forward;
 mod front;
 mod membership;
+mod route;
 
 use std::process::ExitCode;
 use std::sync::Arc;

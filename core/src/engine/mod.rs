@@ -58,7 +58,7 @@ use crate::api::{Request, RequestContext, Response};
 use crate::clock::Clock;
 use crate::error::SqsError;
 
-pub use actions::{Grant, NamedQueue, TopicDelivery, Unit};
+pub use actions::{task_handle_parts, valid_queue_name, Grant, NamedQueue, TopicDelivery, Unit};
 pub use checksum::{md5_of_attribute_map, md5_of_body};
 pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,

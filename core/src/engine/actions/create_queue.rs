@@ -120,7 +120,10 @@ impl Engine {
     }
 }
 
-fn valid_queue_name(name: &str, fifo: bool) -> bool {
+/// Whether `name` is a queue name AWS accepts (a FIFO queue's with its
+/// `.fifo` suffix). Public so the cluster's front can refuse to place a
+/// name the engine would refuse to create.
+pub fn valid_queue_name(name: &str, fifo: bool) -> bool {
     let base = if fifo {
         match name.strip_suffix(".fifo") {
             Some(b) => b,

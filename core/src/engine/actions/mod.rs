@@ -47,6 +47,8 @@ mod queue_attributes;
 mod receive;
 mod send;
 
+pub use create_queue::valid_queue_name;
+pub use move_tasks::task_handle_parts;
 pub use send::TopicDelivery;
 mod tags;
 mod visibility;

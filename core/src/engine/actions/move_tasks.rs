@@ -66,6 +66,19 @@ impl Unit for ListMessageMoveTasksRequest {
     }
 }
 
+/// A task handle's task id and source queue ARN, or `None` when it is not
+/// one this engine issued. Public so the cluster's front can send a
+/// CancelMessageMoveTask to the shard holding the task's source queue.
+pub fn task_handle_parts(handle: &str) -> Option<(String, String)> {
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(handle.as_bytes())
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())?;
+    let task_id = decoded.get("taskId")?.as_str()?;
+    let source_arn = decoded.get("sourceArn")?.as_str()?;
+    Some((task_id.to_string(), source_arn.to_string()))
+}
+
 impl Engine {
     fn start_message_move_task(
         &self,
@@ -143,17 +156,8 @@ impl Engine {
         let handle = r
             .task_handle
             .ok_or_else(|| SqsError::missing("TaskHandle"))?;
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(handle.as_bytes())
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .ok_or_else(bad_task_handle)?;
-        let (Some(task_id), Some(source_arn)) = (
-            decoded.get("taskId").and_then(|v| v.as_str()),
-            decoded.get("sourceArn").and_then(|v| v.as_str()),
-        ) else {
-            return Err(bad_task_handle());
-        };
+        let (task_id, source_arn) = task_handle_parts(&handle).ok_or_else(bad_task_handle)?;
+        let (task_id, source_arn) = (task_id.as_str(), source_arn.as_str());
         self.queue_by_arn(source_arn)
             .ok_or_else(|| not_found("SourceArn"))?;
         // Bring the task up to date first, so the count returned is real.

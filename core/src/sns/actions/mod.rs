@@ -18,6 +18,8 @@ pub(crate) mod subscriptions;
 mod tags;
 mod topics;
 
+pub use topics::valid_name as valid_topic_name;
+
 /// One SNS action's behaviour and facts.
 pub trait SnsUnit: Sized {
     type Response;

@@ -35,7 +35,10 @@ fn feedback_attribute(name: &str) -> bool {
         })
 }
 
-fn valid_name(name: &str) -> bool {
+/// Whether `name` is a topic name AWS accepts (a FIFO topic's with its
+/// `.fifo` suffix). Public so the cluster's front can refuse to place a
+/// name SNS would refuse to create.
+pub fn valid_name(name: &str) -> bool {
     let base = name.strip_suffix(".fifo").unwrap_or(name);
     !base.is_empty()
         && name.len() <= 256
