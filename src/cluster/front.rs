@@ -23,6 +23,7 @@ use serde_json::json;
 
 use super::forward::{Pool, HOP_BY_HOP};
 use super::membership::{Drain, Membership, View};
+use super::placement::{Placement, HOME_SHARD};
 use crate::error::SqsError;
 use crate::server::HttpService;
 
@@ -66,19 +67,40 @@ pub struct Front {
     rows: tokio::sync::Mutex<Option<Membership>>,
     /// Requests this node passed on to the holder.
     forwarded: AtomicU64,
+    /// Where names are placed; None only in a front not yet started.
+    placement: Option<Placement>,
+    /// The server's defaults, as its engines read requests with them.
+    settings: crate::protocol::Settings,
+    /// `--auth`: a signed request's account is its key's.
+    auth: Option<crate::auth::Verifier>,
 }
 
 impl Front {
     pub fn new(
         node: String,
         secret: String,
-        admin_token: Option<String>,
-        body_timeout: std::time::Duration,
-    ) -> Front {
+        config: &crate::config::Config,
+        placement: Option<Placement>,
+    ) -> Result<Front, String> {
+        let admin_token = config.admin_token.clone();
+        let body_timeout = std::time::Duration::from_secs(config.limits.body_timeout);
+        let auth = crate::auth::Verifier::from_settings(config.auth, &config.auth_keys)?;
+        // As the engines' servers read requests: only the account, the
+        // default region and a pinned base URL matter to routing.
+        let settings = crate::protocol::Settings {
+            default_region: config.region.clone(),
+            account_id: config.account_id.clone(),
+            base_url: config.pinned_base_url("http://", config.port),
+            fallback_base_url: format!("http://{}:{}", config.host, config.port),
+            scheme: "http://",
+        };
         let forwarded_by = HeaderValue::from_str(&node)
             .ok()
             .zip(HeaderValue::from_str(&secret).ok());
-        Front {
+        Ok(Front {
+            placement,
+            settings,
+            auth,
             forwarded_by,
             body_timeout,
             node,
@@ -94,7 +116,7 @@ impl Front {
             pool: Arc::new(Pool::default()),
             rows: tokio::sync::Mutex::new(None),
             forwarded: AtomicU64::new(0),
-        }
+        })
     }
 
     /// The lease holds until `until` (a local instant).
@@ -187,6 +209,39 @@ impl Front {
             .cloned()
     }
 
+    /// The shard that answers a request: the one holding the name it
+    /// is for (placed first when the request creates it); a request for
+    /// no one name, or for a name not placed, goes to the home shard.
+    async fn shard_for(
+        &self,
+        parts: &axum::http::request::Parts,
+        body: &bytes::Bytes,
+    ) -> Result<i32, String> {
+        use super::route::{route, Route};
+        let Some(placement) = &self.placement else {
+            return Ok(HOME_SHARD);
+        };
+        let request = crate::protocol::HttpRequest {
+            path: parts.uri.path().to_string(),
+            query: parts.uri.query().map(str::to_string),
+            headers: parts.headers.clone(),
+            body: body.clone(),
+        };
+        let account = self
+            .auth
+            .as_ref()
+            .and_then(|a| a.claimed_account(&request))
+            .unwrap_or(&self.settings.account_id)
+            .to_string();
+        match route(&parts.method, &request, &account, &self.settings) {
+            Route::One { key, create } => Ok(placement
+                .shard_of(&key, create)
+                .await?
+                .unwrap_or(HOME_SHARD)),
+            Route::Gather(_) | Route::Any | Route::Unknown => Ok(HOME_SHARD),
+        }
+    }
+
     fn secret_matches(&self, headers: &HeaderMap) -> bool {
         let given = headers.get(SECRET).map(|v| v.as_bytes()).unwrap_or(b"");
         let wanted = self.secret.as_bytes();
@@ -234,16 +289,39 @@ impl Front {
         if forwarded && req.headers().contains_key(FORWARDED_HTTPS) {
             req.extensions_mut().insert(crate::server::Https);
         }
-        // Every queue and topic is in shard 1 until requests are routed
-        // by the shard that holds their name.
-        let shard = 1;
+        let (mut parts, body) = req.into_parts();
+        // Read as the server reads it, and refused as the server would.
+        let body = match crate::server::read_body_within(
+            self.body_timeout,
+            &parts.headers,
+            axum::body::Body::new(body),
+        )
+        .await
+        {
+            Ok(body) => body,
+            Err(error) => {
+                let id = uuid::Uuid::new_v4().to_string();
+                return crate::server::refused_body(&error, &parts.headers, &id);
+            }
+        };
+        let shard = match self.shard_for(&parts, &body).await {
+            Ok(shard) => shard,
+            Err(e) => {
+                tracing::warn!("cannot read where a name is placed: {e}");
+                return unavailable(
+                    "The node cannot reach the cluster's database to find the queue or topic. Please retry.",
+                );
+            }
+        };
         if let Some(local) = self.local(shard) {
             if !self.answering() {
                 return unavailable(
                     "This node's lease on the store has lapsed; another node will take over. Please retry.",
                 );
             }
-            let answer = hyper::service::Service::call(&local, req)
+            let req = hyper::Request::from_parts(parts, axum::body::Body::from(body));
+            let answer = local
+                .call_read(req)
                 .await
                 .unwrap_or_else(|never| match never {});
             // Paused past the lease while answering: another node may
@@ -265,21 +343,6 @@ impl Front {
             return unavailable(
                 "No node of the cluster holds the store's lease yet. Please retry.",
             );
-        };
-        let (mut parts, body) = req.into_parts();
-        // Read as the server reads it, and refused as the server would.
-        let body = match crate::server::read_body_within(
-            self.body_timeout,
-            &parts.headers,
-            axum::body::Body::new(body),
-        )
-        .await
-        {
-            Ok(body) => body,
-            Err(error) => {
-                let id = uuid::Uuid::new_v4().to_string();
-                return crate::server::refused_body(&error, &parts.headers, &id);
-            }
         };
         let headers = &mut parts.headers;
         for name in HOP_BY_HOP {

@@ -33,6 +33,7 @@ mod clock;
 mod forward;
 mod front;
 mod membership;
+mod placement;
 mod route;
 
 use std::process::ExitCode;
@@ -259,7 +260,7 @@ impl Node {
         .unwrap_or_else(|e| Err(e.to_string()))?;
         let pg = crate::journal::postgres_config(&settings.url)?;
         let mut members = Membership::new(
-            pg,
+            pg.clone(),
             shown.clone(),
             settings.node.clone(),
             settings.node_url.clone(),
@@ -278,12 +279,13 @@ impl Node {
             tokio::time::sleep(settings.lease / 8).await;
         }
         // Knowing the holder before the first request comes.
+        let placement = placement::Placement::new(pg.clone(), shown.clone());
         let front = Arc::new(Front::new(
             settings.node.clone(),
             settings.secret.clone(),
-            config.admin_token.clone(),
-            Duration::from_secs(config.limits.body_timeout),
-        ));
+            &config,
+            Some(placement),
+        )?);
         if let Ok(view) = members.view().await {
             front.set_view(view);
         }

@@ -564,6 +564,19 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for AnyServi
     }
 }
 
+impl HttpService {
+    /// Serves a request whose body was already read (a cluster node's
+    /// front reads it to find the shard that answers it).
+    pub(crate) fn call_read(&self, req: hyper::Request<Body>) -> Answering {
+        if req.uri().path() == "/" {
+            let state = self.state.clone();
+            Box::pin(async move { Ok(handle(State(state), req).await) })
+        } else {
+            Box::pin(hyper::service::Service::call(&self.router, req))
+        }
+    }
+}
+
 impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for HttpService {
     type Response = axum::response::Response;
     type Error = std::convert::Infallible;

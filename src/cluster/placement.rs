@@ -1,0 +1,130 @@
+//! Which shard holds each queue, topic and platform application name
+//! (`retsu.placement`), as the front reads it to route a request.
+//!
+//! A name's shard never changes while it exists, so a shard once read is
+//! kept for good; a name not placed yet is read again on every request
+//! for it (it may be created on another node meanwhile). A name is placed
+//! by the first CreateQueue, CreateTopic or CreatePlatformApplication that
+//! reaches any node: one `INSERT … ON CONFLICT DO NOTHING`, then a read,
+//! so two nodes creating the same name at once agree on its shard.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use tokio_postgres::{Client, NoTls};
+
+use super::route::{Key, Kind};
+
+/// The shard a new name goes to while requests that span shards (the
+/// listings gathered from every shard, and messages handed between
+/// queues of different shards) are answered by one shard only: every
+/// name stays where those requests find it.
+pub const HOME_SHARD: i32 = 1;
+
+pub struct Placement {
+    config: tokio_postgres::Config,
+    client: tokio::sync::Mutex<Option<Client>>,
+    shown: String,
+    known: RwLock<HashMap<Key, i32>>,
+}
+
+fn kind(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Queue => "queue",
+        Kind::Topic => "topic",
+        Kind::Application => "application",
+    }
+}
+
+impl Placement {
+    pub fn new(config: tokio_postgres::Config, shown: String) -> Placement {
+        Placement {
+            config,
+            client: tokio::sync::Mutex::new(None),
+            shown,
+            known: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The shard holding `key`; with `create`, a name not placed yet is
+    /// placed first. `None`: not placed (the name does not exist).
+    pub async fn shard_of(&self, key: &Key, create: bool) -> Result<Option<i32>, String> {
+        if let Some(shard) = self
+            .known
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+        {
+            return Ok(Some(*shard));
+        }
+        let kind = kind(key.kind);
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+                format!(
+                    "cannot connect to PostgreSQL {}: {}",
+                    self.shown,
+                    crate::journal::describe_postgres_error(&e)
+                )
+            })?;
+            tokio::spawn(connection);
+            *guard = Some(client);
+        }
+        let client = guard.as_ref().expect("connected above");
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+            [&kind, &key.account, &key.region, &key.name, &HOME_SHARD];
+        let row = if create {
+            client
+                .query_opt(
+                    "WITH placed AS (
+                        INSERT INTO retsu.placement (kind, account, region, name, shard)
+                        VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING shard)
+                     SELECT shard FROM placed
+                     UNION ALL
+                     SELECT shard FROM retsu.placement
+                     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4",
+                    &params,
+                )
+                .await
+        } else {
+            client
+                .query_opt(
+                    "SELECT shard FROM retsu.placement
+                     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4
+                        AND $5::int IS NOT NULL",
+                    &params,
+                )
+                .await
+        };
+        let shard: Option<i32> = match row {
+            // Placed by another node between this statement's snapshot
+            // and its insert: read once more.
+            Ok(None) if create => client
+                .query_opt(
+                    "SELECT shard FROM retsu.placement
+                     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4
+                        AND $5::int IS NOT NULL",
+                    &params,
+                )
+                .await
+                .map(|row| row.map(|r| r.get(0)))
+                .unwrap_or(None),
+            Ok(row) => row.map(|r| r.get(0)),
+            Err(e) => {
+                *guard = None;
+                return Err(format!(
+                    "PostgreSQL {}: {}",
+                    self.shown,
+                    crate::journal::describe_postgres_error(&e)
+                ));
+            }
+        };
+        if let Some(shard) = shard {
+            self.known
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), shard);
+        }
+        Ok(shard)
+    }
+}
