@@ -37,7 +37,9 @@ if [ -n "${RETSU_BIN:-}" ]; then
 else
   cargo build --release --bin retsu
 fi
-cargo build --release -p retsu-bench --bin retsu-soak
+# Both of the crate's binaries, as scripts/bench.sh builds them: whichever
+# runs first builds both, and the other finds them up to date.
+cargo build --release -p retsu-bench --bins
 bin=target/release/retsu-soak
 
 if [ "$seconds" -gt 0 ]; then
