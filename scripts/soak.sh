@@ -40,7 +40,7 @@ fi
 # Both of the crate's binaries, as scripts/bench.sh builds them: whichever
 # runs first builds both, and the other finds them up to date.
 cargo build --release -p retsu-bench --bins
-bin=target/release/retsu-soak
+bin=${CARGO_TARGET_DIR:-target}/release/retsu-soak
 
 if [ "$seconds" -gt 0 ]; then
   timeout "$((seconds + 300))" "$bin" "${server[@]}" soak --seconds "$seconds"

@@ -87,6 +87,11 @@ bg_stop_all() {
 # compat/run.sh then finds every client installed (its installers skip what
 # is up to date) or installs what this could not, and fails as it would have.
 bg_start compat-install bash compat/run.sh --install
+# Likewise the Lambda tests' runtime interface emulator and runtime clients
+# (the Go module proxy, PyPI, npm; the Node client compiles a C++ addon),
+# which the first test using each would otherwise fetch; awaited before the
+# tests run, so none of them finds a half-made install.
+bg_start lambda-setup bash -c 'for step in setup setup-node setup-cli; do bash scripts/lambda-rie.sh "$step" || [ $? -eq 3 ]; done'
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -96,6 +101,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo test"
 cargo test --workspace --no-run
+echo "== the Lambda runtime emulator and clients, set up in the background at the beginning:"
+bg_wait lambda-setup || echo "NOTE: the background setup failed (above); the Lambda tests set up again and say why"
 # The release builds start once the tests are built: these test runs keep
 # about one core busy, and the static binary and the benchmark crate use the
 # other. They finish before the PostgreSQL and cluster suites start: those
