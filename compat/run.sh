@@ -6,6 +6,9 @@
 #   bash compat/run.sh              # every suite
 #   bash compat/run.sh boto3-query  # some suites (others' old results are kept)
 #   bash compat/run.sh java-v2 go-v2
+#   bash compat/run.sh --install    # only install/build every client, run nothing
+#                                   # (scripts/test.sh starts this in the background
+#                                   # while it compiles, so downloads overlap the build)
 #
 # Suites (one column of COMPATIBILITY.md each, except node: five columns; aws-cli,
 # boto3-json, node, java-v2, spring and go-v2 also fill one column each of the
@@ -51,6 +54,12 @@
 #
 # Environment:
 #   RETSU_BIN=path   use this binary instead of `cargo build --release --bin retsu`
+#   COMPAT_JOBS=N    suites run N at a time (default 2; aws-cli always alone), each
+#                    with its own server, proxy and results files; most of a suite's
+#                    time is process start-up and waits, so two overlap well on two
+#                    cores. Each suite's output is held and printed whole, in
+#                    suite order; COMPATIBILITY.md does not depend on the order
+#                    suites finish in (report.py reads the results in a fixed order).
 #
 # ---------------------------------------------------------------------------
 # Contract with the suites (shared with compat/node, written separately):
@@ -113,6 +122,12 @@ RESULTS="$COMPAT/results"
 LOGS="$RESULTS/logs"
 cd "$REPO"
 
+INSTALL_ONLY=0
+if [ "${1:-}" = "--install" ]; then
+  INSTALL_ONLY=1
+  shift
+fi
+
 ALL_SUITES=(aws-cli boto3-json boto3-query aiobotocore celery node
             java-v2 java-v1-query java-v1-json spring jms go-v2 go-v1-query go-v1-json
             awslocal localstack-client ansible terraform-readback)
@@ -123,7 +138,7 @@ if [ $# -gt 0 ]; then
   done
 else
   SUITES=("${ALL_SUITES[@]}")
-  rm -rf "$RESULTS"
+  [ "$INSTALL_ONLY" = 1 ] || rm -rf "$RESULTS"
 fi
 mkdir -p "$RESULTS" "$LOGS"
 
@@ -131,15 +146,19 @@ t_start=$(date +%s)
 now() { date +%s; }
 
 # ------------------------------------------------------------------ build
-if [ -n "${RETSU_BIN:-}" ]; then
+if [ "$INSTALL_ONLY" = 1 ]; then
+  BIN=""
+elif [ -n "${RETSU_BIN:-}" ]; then
   BIN="$(cd "$(dirname "$RETSU_BIN")" && pwd)/$(basename "$RETSU_BIN")"
 else
   echo "== building retsu (cargo build --release --bin retsu)"
   cargo build --release --bin retsu
   BIN="$REPO/target/release/retsu"
 fi
-[ -x "$BIN" ] || { echo "no retsu binary at $BIN" >&2; exit 1; }
-export RETSU_BIN="$BIN"
+if [ "$INSTALL_ONLY" = 0 ]; then
+  [ -x "$BIN" ] || { echo "no retsu binary at $BIN" >&2; exit 1; }
+  export RETSU_BIN="$BIN"
+fi
 t_built=$(now)
 
 # ------------------------------------------------------------------ install
@@ -160,7 +179,15 @@ if [ ${#envs[@]} -gt 0 ]; then
   echo "== installing pinned Python clients"
   bash "$COMPAT/python/setup.sh" "${envs[@]}"
 fi
-# The node suite installs its own pinned packages (npm ci) inside compat/node/run.sh.
+# The node suite installs its own pinned packages (npm ci) inside
+# compat/node/run.sh when they are missing; --install does it ahead of time.
+install_rc=0
+if [ "$INSTALL_ONLY" = 1 ] && want node && [ -f "$COMPAT/node/run.sh" ]; then
+  echo "== installing the Node clients (compat/node/run.sh --install)"
+  rc=0; bash "$COMPAT/node/run.sh" --install || rc=$?
+  # 3: no Node.js here; the run says so in node's columns.
+  case $rc in 0|3) ;; *) install_rc=1 ;; esac
+fi
 
 # Java and Go: build once (cached); a missing toolchain skips those columns.
 JAVA_STATE=none GO_STATE=none
@@ -175,6 +202,13 @@ if want go-v2 || want go-v1-query || want go-v1-json; then
   case $rc in 0) GO_STATE=ok ;; 3) GO_STATE="skipped: no Go" ;; *) GO_STATE="build failed (exit $rc)" ;; esac
 fi
 t_installed=$(now)
+if [ "$INSTALL_ONLY" = 1 ]; then
+  for state in "$JAVA_STATE" "$GO_STATE"; do
+    case "$state" in ok|none|skipped:*) ;; *) install_rc=1 ;; esac
+  done
+  echo "== installed in $(( t_installed - t_start ))s (java: $JAVA_STATE, go: $GO_STATE)"
+  exit "$install_rc"
+fi
 
 # ------------------------------------------------------------------ server
 SERVER_PID=""
@@ -486,8 +520,65 @@ run_suite() { # run_suite <suite>
   if [ "$rc" -gt 1 ]; then failed_suites+=("$suite (exit $rc)"); fi
 }
 
+# Each suite runs in a subshell of its own: its output goes to a file, printed
+# whole once it and every suite before it have finished (so the log reads as a
+# sequential run would), and its problems and time come back through files.
+STATE="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; wait; stop_wiretap; stop_server; rm -rf "$STATE"' EXIT
+
+suite_job() { # suite_job <suite>, in a subshell
+  trap 'stop_wiretap; stop_server' EXIT
+  trap 'exit 143' TERM INT
+  failed_suites=() skipped_suites=() timings=()
+  run_suite "$1"
+  {
+    printf 'failed\t%s\n' ${failed_suites[@]+"${failed_suites[@]}"}
+    printf 'skipped\t%s\n' ${skipped_suites[@]+"${skipped_suites[@]}"}
+    printf 'timing\t%s\n' ${timings[@]+"${timings[@]}"}
+  } | grep -v $'\t$' >"$STATE/$1.state" || true
+  touch "$STATE/$1.done"
+}
+
+printed=0
+print_finished() { # prints, in suite order, the output of each finished suite not yet printed
+  while [ "$printed" -lt ${#SUITES[@]} ] && [ -f "$STATE/${SUITES[$printed]}.done" ]; do
+    cat "$STATE/${SUITES[$printed]}.out"
+    printed=$((printed + 1))
+  done
+}
+
+# aws-cli runs alone: its scenarios time single `aws` start-ups (about a
+# second each) against one-second windows, which a second suite sharing the
+# cores would stretch.
+solo() { [ "$1" = aws-cli ]; }
+wait_below() { # wait_below N: until fewer than N suites are running
+  while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do
+    wait -n || true
+    print_finished
+  done
+}
+jobs_max=${COMPAT_JOBS:-2}
 for s in "${SUITES[@]}"; do
-  run_suite "$s"
+  if solo "$s"; then wait_below 1; else wait_below "$jobs_max"; fi
+  ( suite_job "$s" ) >"$STATE/$s.out" 2>&1 &
+  if solo "$s"; then wait_below 1; fi
+done
+wait || true
+print_finished
+
+for s in "${SUITES[@]}"; do
+  if [ ! -f "$STATE/$s.done" ]; then
+    cat "$STATE/$s.out" 2>/dev/null || true
+    failed_suites+=("$s (did not finish)")
+    continue
+  fi
+  while IFS=$'\t' read -r kind what; do
+    case "$kind" in
+      failed) failed_suites+=("$what") ;;
+      skipped) skipped_suites+=("$what") ;;
+      timing) timings+=("$what") ;;
+    esac
+  done <"$STATE/$s.state"
 done
 
 # ------------------------------------------------------------------ report

@@ -17,4 +17,7 @@ if [ -n "${RETSU_BIN:-}" ]; then
 else
   cargo build --release --bin retsu
 fi
+# Both of the crate's binaries in one build (scripts/soak.sh builds the same):
+# their dependencies once, and the two final crates compiled side by side.
+cargo build --release -p retsu-bench --bins
 exec cargo run --release -p retsu-bench -- "$@"

@@ -16,5 +16,9 @@ fi
 
 echo "== web console (headless chromium)"
 (cd console && npm ci --no-audit --no-fund --loglevel=error)
-cargo build --quiet --bin retsu
+# RETSU_BIN: test that binary (scripts/test.sh passes the static one) rather
+# than building one.
+if [ -z "${RETSU_BIN:-}" ]; then
+  cargo build --quiet --bin retsu
+fi
 RETSU_BIN="${RETSU_BIN:-$PWD/target/debug/retsu}" node console/test/e2e.mjs "$@"

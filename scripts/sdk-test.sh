@@ -18,25 +18,70 @@ DIST=$(cd "${1:-dist}" && pwd)
 STARTUP=0
 [ "${2:-}" = --startup ] && STARTUP=1
 
-failed=()
-passed=()
-for language in python js java go; do
-  script=sdk/$language/example/run.sh
+# One language's sample project (and, with --startup, its start-up figure);
+# its verdicts go to $state/<language>.result, one "passed|failed what" a line.
+run_language() { # run_language LANGUAGE
+  local language=$1 script=sdk/$1/example/run.sh result=$state/$1.result
+  : >"$result"
   if [ ! -f "$script" ]; then
     echo "!! $script is missing" >&2
-    failed+=("$language (no $script)")
-    continue
+    echo "failed $language (no $script)" >>"$result"
+    return 0
   fi
   echo "== sdk: $language sample project against $DIST"
   if bash "$script" "$DIST"; then
-    passed+=("$language")
+    echo "passed $language" >>"$result"
   else
-    failed+=("$language")
+    echo "failed $language" >>"$result"
   fi
   if [ "$STARTUP" = 1 ] && [ -f "sdk/$language/example/startup.sh" ]; then
     echo "== sdk: $language fixture start-up"
-    bash "sdk/$language/example/startup.sh" "$DIST" || failed+=("$language start-up")
+    bash "sdk/$language/example/startup.sh" "$DIST" || echo "failed $language start-up" >>"$result"
   fi
+}
+
+# The projects are independent (each its own temporary directory, caches
+# and servers) and mostly wait on installs and process start-up, so two run
+# at a time (SDK_TEST_JOBS=N to change it); each one's output is printed
+# whole, in this order. With --startup one at a time, so that the start-up
+# figures are measured alone. Their orphan checks find their own servers by
+# a marker on the command line, so a neighbour's retsu is never mistaken.
+languages=(python js java go)
+jobs_max=${SDK_TEST_JOBS:-2}
+[ "$STARTUP" = 1 ] && jobs_max=1
+state=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$state"' EXIT
+printed=0
+print_finished() {
+  while [ "$printed" -lt ${#languages[@]} ] && [ -f "$state/${languages[$printed]}.done" ]; do
+    cat "$state/${languages[$printed]}.out"
+    printed=$((printed + 1))
+  done
+}
+for language in "${languages[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+    wait -n || true
+    print_finished
+  done
+  ( run_language "$language"; touch "$state/$language.done" ) >"$state/$language.out" 2>&1 &
+done
+wait || true
+print_finished
+
+failed=()
+passed=()
+for language in "${languages[@]}"; do
+  if [ ! -f "$state/$language.done" ]; then
+    cat "$state/$language.out" 2>/dev/null || true
+    failed+=("$language (did not finish)")
+    continue
+  fi
+  while read -r verdict what; do
+    case "$verdict" in
+      passed) passed+=("$what") ;;
+      failed) failed+=("$what") ;;
+    esac
+  done <"$state/$language.result"
 done
 echo "== sdk: passed: ${passed[*]:-none}"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -37,8 +37,10 @@ if [ -n "${RETSU_BIN:-}" ]; then
 else
   cargo build --release --bin retsu
 fi
-cargo build --release -p retsu-bench --bin retsu-soak
-bin=target/release/retsu-soak
+# Both of the crate's binaries, as scripts/bench.sh builds them: whichever
+# runs first builds both, and the other finds them up to date.
+cargo build --release -p retsu-bench --bins
+bin=${CARGO_TARGET_DIR:-target}/release/retsu-soak
 
 if [ "$seconds" -gt 0 ]; then
   timeout "$((seconds + 300))" "$bin" "${server[@]}" soak --seconds "$seconds"

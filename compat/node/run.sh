@@ -2,6 +2,7 @@
 # Node.js part of the Retsu cross-SDK compatibility suite.
 #
 #   compat/node/run.sh <endpoint-url> <results-dir>
+#   compat/node/run.sh --install     # only the install below, then exit
 #
 # Installs the pinned clients (npm ci, from package-lock.json) when needed, then runs every
 # Node client against <endpoint-url>, writing one results JSON per client into <results-dir>:
@@ -15,15 +16,20 @@
 # suite could not run (no node/npm, install failed, endpoint unreachable, a suite crashed).
 set -uo pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 <endpoint-url> <results-dir>" >&2
+INSTALL_ONLY=0
+if [ $# -eq 1 ] && [ "$1" = --install ]; then
+  INSTALL_ONLY=1
+elif [ $# -ne 2 ]; then
+  echo "usage: $0 <endpoint-url> <results-dir> | --install" >&2
   exit 2
 fi
-ENDPOINT="$1"
-RESULTS_DIR="$2"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-mkdir -p "$RESULTS_DIR" || exit 2
-RESULTS_DIR="$(cd "$RESULTS_DIR" && pwd)"
+if [ "$INSTALL_ONLY" = 0 ]; then
+  ENDPOINT="$1"
+  RESULTS_DIR="$2"
+  mkdir -p "$RESULTS_DIR" || exit 2
+  RESULTS_DIR="$(cd "$RESULTS_DIR" && pwd)"
+fi
 
 for tool in node npm; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -47,6 +53,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
     exit 4
   fi
 fi
+[ "$INSTALL_ONLY" = 0 ] || exit 0
 
 # Fixed fake credentials and region; keep every SDK away from real AWS configuration,
 # instance metadata and proxies.
