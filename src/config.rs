@@ -147,6 +147,10 @@ pub struct Config {
     #[arg(long = "lease", env = "RETSU_LEASE", value_name = "SECONDS", default_value = "5", value_parser = parse_lease)]
     pub lease_ms: u64,
 
+    /// How many shards a cluster's new store is split into (each queue and topic lives in one; a node holds its share of them); a store keeps the count it was made with.
+    #[arg(long, env = "RETSU_SHARDS", value_name = "N", default_value = "8", value_parser = clap::value_parser!(i32).range(1..=1024))]
+    pub shards: i32,
+
     /// Where the server is reached when a request does not say (no Host)
     /// and for the admin API's queue URLs; default the listen address. A
     /// cluster node's engine sets it to the node's own port.
@@ -272,6 +276,7 @@ impl Default for Config {
             node_id: None,
             node_url: None,
             lease_ms: 5_000,
+            shards: 8,
             reached_at: None,
             log_level: "info".into(),
             functions: Vec::new(),

@@ -252,12 +252,10 @@ impl Node {
         let tls = crate::tls::Tls::load(&config.tls, config.data_dir.as_deref())?;
         // Tables first (created or migrated), off the runtime: the
         // journal's client runs a runtime of its own.
-        let url = settings.url.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::journal::prepare_postgres(&url, crate::journal::DEFAULT_SHARDS)
-        })
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()))?;
+        let (url, shards) = (settings.url.clone(), config.shards);
+        tokio::task::spawn_blocking(move || crate::journal::prepare_postgres(&url, shards))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))?;
         let pg = crate::journal::postgres_config(&settings.url)?;
         let mut members = Membership::new(
             pg.clone(),

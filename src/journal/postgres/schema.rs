@@ -158,8 +158,9 @@ BEGIN
 END $$;
 ";
 
-/// The shard count a new store gets unless the first node asks for another.
-pub const DEFAULT_SHARDS: i32 = 16;
+/// The shard count a store made by a single server gets (it serves
+/// shard 1 only; a cluster started on it later spreads new names).
+pub const DEFAULT_SHARDS: i32 = 8;
 /// More shards than this are refused: each is a lease row, and a node
 /// runs an engine for each shard it holds.
 pub const MAX_SHARDS: i32 = 1024;
