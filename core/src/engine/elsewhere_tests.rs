@@ -643,3 +643,30 @@ async fn without_elsewhere_a_queue_of_another_engine_does_not_exist() {
     assert!(a.carrier.take_rows().is_empty());
     assert_eq!(b.count(&q).await, "0");
 }
+
+#[tokio::test]
+async fn a_record_the_target_refuses_changes_nothing_and_may_be_offered_again() {
+    let clock = clock();
+    let (a, b) = pair(&clock);
+    let (src, dlq, id) = dead_letter_one(&a, &b).await;
+    advance(&clock, 30);
+    a.receive(&src).await;
+    let rows = a.carrier.take_rows();
+    let delete = DeleteQueueRequest {
+        queue_url: Some(dlq.clone()),
+    };
+    b.run(Request::DeleteQueue(delete)).await.unwrap();
+    let e = b.engine.accept_inbound(rows[0].clone()).unwrap_err();
+    assert_eq!(e.code, crate::error::ErrorCode::QueueDoesNotExist);
+    assert!(!b
+        .carrier
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|s| matches!(s, Seen::Accepted(_))));
+    let dlq = b.create("dlq", &[]).await;
+    let again = b.engine.accept_inbound(rows[0].clone()).unwrap();
+    assert_eq!(again, Accepted::Stored { message_id: id });
+    assert_eq!(b.count(&dlq).await, "1");
+}

@@ -84,6 +84,8 @@ impl Engine {
     /// Takes in a record another engine handed over for one of this
     /// engine's queues. `Err`: the target refused it (gone, or the message
     /// does not fit it); nothing changed and the record may be offered again.
+    /// Like the admin API's changes, it is durable once
+    /// [`Engine::persisted`] says so.
     pub fn accept_inbound(&self, outbound: Outbound) -> Result<Accepted, SqsError> {
         let now = self.now();
         if !self.inbound.lock().claim(outbound.id, now) {
