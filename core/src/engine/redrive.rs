@@ -29,13 +29,14 @@ use crate::error::{ErrorCode, SqsError};
 /// dead-letter queue reach the subscribers as one change, so the journal
 /// never holds a message in both queues or in neither.
 pub(super) struct Redrive<'a> {
-    pub dlq: DeadLetterQueue,
+    pub dlq: Target,
     pub max_receive_count: u32,
     _one_move: super::events::Group<'a>,
 }
 
-/// Where a receive's dead-lettered messages go.
-pub(super) enum DeadLetterQueue {
+/// A transfer's target queue (a dead-letter queue, a move task's
+/// destination).
+pub(super) enum Target {
     Here(Arc<Queue>),
     /// Held by another engine: its ARN (see `elsewhere.rs`).
     Elsewhere(String),
@@ -237,7 +238,7 @@ impl Engine {
                 {
                     return None;
                 }
-                DeadLetterQueue::Here(dlq)
+                Target::Here(dlq)
             }
             None => {
                 let key = QueueKey::from_arn(target)?;
@@ -250,7 +251,7 @@ impl Engine {
                 {
                     return None;
                 }
-                DeadLetterQueue::Elsewhere(target.clone())
+                Target::Elsewhere(target.clone())
             }
         };
         Some(Redrive {
@@ -269,8 +270,8 @@ impl Engine {
         messages: Vec<StoredMessage>,
     ) {
         let dlq = match &redrive.dlq {
-            DeadLetterQueue::Here(dlq) => dlq,
-            DeadLetterQueue::Elsewhere(arn) => {
+            Target::Here(dlq) => dlq,
+            Target::Elsewhere(arn) => {
                 // Out of the source (its events are in this group already)
                 // and on its way, in the same group.
                 for mut m in messages {
@@ -402,16 +403,12 @@ impl Engine {
                     .destination_arn
                     .clone()
                     .or_else(|| m.dead_letter_source_arn().map(|a| a.to_string()));
-                let dest = dest_arn.and_then(|a| match self.queue_by_arn(&a) {
-                    Some(q) => Some(Ok(q)),
-                    None => self.remote_queue(&a).filter(|r| !r.deleted).map(|_| Err(a)),
-                });
-                match dest {
-                    Some(Ok(dest)) => {
+                match dest_arn.and_then(|a| self.target(a)) {
+                    Some(Target::Here(dest)) => {
                         self.arrive_by_task(&source, &dest, m, now);
                         task.moved += 1;
                     }
-                    Some(Err(remote)) => {
+                    Some(Target::Elsewhere(remote)) => {
                         let (m, note) = moved_by_task(&source.arn, m, now);
                         let m = OutboundMessage::of(&m, Arrival::Moved { note });
                         self.hand_over(&remote, OutboundItem::Message(m));
@@ -452,6 +449,15 @@ impl Engine {
             return None;
         }
         Some(next_second(task, now))
+    }
+
+    /// The live queue `arn` names, here or held elsewhere.
+    fn target(&self, arn: String) -> Option<Target> {
+        if let Some(q) = self.queue_by_arn(&arn) {
+            return Some(Target::Here(q));
+        }
+        let remote = self.remote_queue(&arn)?;
+        (!remote.deleted).then_some(Target::Elsewhere(arn))
     }
 
     /// A moved message arrives in its destination as a new message.
