@@ -382,7 +382,7 @@ pub fn parse_redrive_policy(value: &str) -> Result<RedrivePolicy, SqsError> {
     })
 }
 
-fn parse_redrive_allow_policy(value: &str) -> Result<(RedriveAllow, Value), SqsError> {
+pub(super) fn parse_redrive_allow_policy(value: &str) -> Result<(RedriveAllow, Value), SqsError> {
     let err = |reason: &str| {
         SqsError::new(
             ErrorCode::InvalidAttributeValue,

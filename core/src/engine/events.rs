@@ -159,6 +159,22 @@ pub trait Subscriber: Send + Sync {
     /// Steps of SNS fan-outs, numbered in the same order as messages'
     /// events.
     fn topic_events(&self, _events: &[TopicEvent]) {}
+
+    /// Messages handed to queues of another engine (`elsewhere.rs`): given
+    /// in the same group as the change that took them out of their source,
+    /// so a journal keeps them (an outbox) in the same commit. Whoever
+    /// subscribes with an [`Elsewhere`] set must carry them to the target's
+    /// [`Engine::accept_inbound`].
+    ///
+    /// [`Elsewhere`]: super::Elsewhere
+    /// [`Engine::accept_inbound`]: super::Engine::accept_inbound
+    fn outbound(&self, _records: &[super::Outbound]) {}
+
+    /// The hand-over `outbound_id` was taken in by this engine: given in
+    /// the same group as the events of the message it enqueued (none, for
+    /// a FIFO duplicate), so a journal forgets the outbox row in the same
+    /// commit as it stores the message.
+    fn accepted(&self, _outbound_id: Uuid) {}
 }
 
 thread_local! {
@@ -282,6 +298,26 @@ impl EventBus {
         let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
         for s in subscribers.iter() {
             s.topic_events(&events);
+        }
+    }
+
+    /// Hands records for other engines to the subscribers, in the event
+    /// order (see [`Subscriber::outbound`]).
+    pub(super) fn publish_outbound(&self, records: &[super::Outbound]) {
+        let _order = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
+        let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        for s in subscribers.iter() {
+            s.outbound(records);
+        }
+    }
+
+    /// Tells the subscribers a hand-over was taken in (see
+    /// [`Subscriber::accepted`]).
+    pub(super) fn publish_accepted(&self, outbound_id: Uuid) {
+        let _order = self.last_seq.lock().unwrap_or_else(|p| p.into_inner());
+        let subscribers = self.subscribers.read().unwrap_or_else(|p| p.into_inner());
+        for s in subscribers.iter() {
+            s.accepted(outbound_id);
         }
     }
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::checksum::hex;
+use super::elsewhere::{Arrival, OutboundItem, OutboundMessage};
 use super::events::Wakes;
 use super::queue::Queue;
 use super::store::{OptionalFields, PeekStates, State, StoredMessage, Transition};
@@ -104,6 +105,13 @@ pub struct Peek {
     pub messages: Vec<PeekedMessage>,
     /// More messages in the states asked for than `limit`.
     pub truncated: bool,
+}
+
+/// Where a restore puts a message.
+enum RestoreTo {
+    Here(Arc<Queue>),
+    /// A queue of another engine (`elsewhere.rs`), and whether it is FIFO.
+    Elsewhere(QueueKey, bool),
 }
 
 /// Where a restored message went.
@@ -298,7 +306,8 @@ impl Engine {
     /// Moves one message back to its dead-letter source (or to `to`, a
     /// queue URL or ARN): same body, attributes and id; receive count 0;
     /// available at once. A FIFO target keeps the group id and gives a new
-    /// sequence number, without a deduplication check.
+    /// sequence number, without a deduplication check. A target held by
+    /// another engine gets it as an outbound record (`elsewhere.rs`).
     pub fn restore(
         &self,
         ctx: &RequestContext,
@@ -329,7 +338,7 @@ impl Engine {
                     .ok_or_else(|| {
                         AdminError::BadRequest(format!("\"to\" is not a queue URL or ARN: {to}"))
                     })?;
-                self.queue_by_key(&target_key)
+                self.restore_target(&target_key)
                     .ok_or_else(|| not_found(&target_key))?
             }
             None => {
@@ -338,15 +347,21 @@ impl Engine {
                         "message {message_id} has no dead-letter source queue; name one with \"to\""
                     ))
                 })?;
-                self.queue_by_arn(&arn).ok_or_else(|| {
-                    AdminError::Conflict(format!("its source queue {arn} no longer exists"))
-                })?
+                QueueKey::from_arn(&arn)
+                    .and_then(|key| self.restore_target(&key))
+                    .ok_or_else(|| {
+                        AdminError::Conflict(format!("its source queue {arn} no longer exists"))
+                    })?
             }
         };
-        if target.is_fifo() && group.is_none() {
+        let (fifo, target_key) = match &target {
+            RestoreTo::Here(q) => (q.is_fifo(), &q.key),
+            RestoreTo::Elsewhere(key, fifo) => (*fifo, key),
+        };
+        if fifo && group.is_none() {
             return Err(AdminError::Conflict(format!(
                 "message {message_id} has no message group id; it cannot go to the FIFO queue {}",
-                target.key.name
+                target_key.name
             )));
         }
         // Out of one queue and into the other as one change (journal).
@@ -356,12 +371,9 @@ impl Engine {
             .store
             .remove(slot, Transition::RestoredOut)
             .ok_or_else(|| message_not_found(key, message_id))?;
-        let fifo = target.is_fifo();
-        let mut state = target.lock_at(now);
-        let sequence_number = fifo.then(|| state.next_sequence_number(now));
         let optional = OptionalFields {
             trace_header: message.trace_header().map(String::from),
-            sequence_number,
+            sequence_number: None,
             group_id: message.group_id().filter(|_| fifo).cloned(),
             dedup_id: message.dedup_id().filter(|_| fifo).map(String::from),
             dead_letter_source_arn: None,
@@ -370,6 +382,22 @@ impl Engine {
         let mut restored = message;
         restored.optional = optional.boxed();
         restored.forget_receives();
+        let target = match target {
+            RestoreTo::Here(target) => target,
+            RestoreTo::Elsewhere(target_key, _) => {
+                // The target engine gives the enqueue time and any
+                // sequence number when it takes it in (`inbound.rs`).
+                let m = OutboundMessage::of(&restored, Arrival::Restored);
+                self.hand_over(&target_key.arn(), OutboundItem::Message(m));
+                drop(group);
+                queue.wake(Wakes::everyone());
+                return Ok(Restored { queue: target_key });
+            }
+        };
+        let mut state = target.lock_at(now);
+        if fifo {
+            restored.optional_mut().sequence_number = Some(state.next_sequence_number(now));
+        }
         restored.set_enqueued_ms(now);
         state
             .store
@@ -381,6 +409,15 @@ impl Engine {
         Ok(Restored {
             queue: target.key.clone(),
         })
+    }
+
+    /// The queue a restore puts a message in: here, or held elsewhere.
+    fn restore_target(&self, key: &QueueKey) -> Option<RestoreTo> {
+        if let Some(q) = self.queue_by_key(key) {
+            return Some(RestoreTo::Here(q));
+        }
+        let remote = self.remote_queue(&key.arn()).filter(|r| !r.deleted)?;
+        Some(RestoreTo::Elsewhere(key.clone(), remote.fifo))
     }
 
     /// Empties one queue, keeping its attributes and tags; forgets its

@@ -21,6 +21,9 @@
 //!   `faults.rs` (a seeded duplicate delivery, as the fault layer asks),
 //!   `persist.rs` and `queue_level.rs` (what the journal needs, and the
 //!   way back in at start);
+//! - other engines of the same store: `elsewhere.rs` (queues held
+//!   elsewhere, and messages handed to them as outbound records),
+//!   `inbound.rs` (taking such a record in, once);
 //! - rules: `attributes.rs`, `validate.rs`, `checksum.rs`, `receipt.rs`.
 //!
 //! Concurrency: queues live in a sharded map; each queue owns its state
@@ -32,8 +35,10 @@ mod actions;
 mod attributes;
 mod checksum;
 mod dedup;
+mod elsewhere;
 pub mod events;
 mod faults;
+mod inbound;
 mod inspect;
 mod message;
 mod messages;
@@ -46,6 +51,8 @@ mod redrive;
 mod store;
 mod validate;
 
+#[cfg(test)]
+mod elsewhere_tests;
 #[cfg(test)]
 mod scenarios;
 
@@ -60,6 +67,8 @@ use crate::error::SqsError;
 
 pub use actions::{task_handle_parts, valid_queue_name, Grant, NamedQueue, TopicDelivery, Unit};
 pub use checksum::{md5_of_attribute_map, md5_of_body};
+pub use elsewhere::{Arrival, Elsewhere, Outbound, OutboundItem, OutboundMessage, RemoteQueue};
+pub use inbound::Accepted;
 pub use inspect::{
     AdminError, DeadLetterTarget, Peek, PeekedMessage, PeekedState, QueueSummary, Restored,
 };
@@ -326,6 +335,10 @@ pub struct Engine {
     persist_order: std::sync::Mutex<()>,
     /// Services beside SQS whose state rides in the queue-level state.
     services: persist::Services,
+    /// Queues held by other engines of the same store (`elsewhere.rs`).
+    elsewhere: std::sync::OnceLock<Arc<dyn Elsewhere>>,
+    /// Hand-overs from other engines taken in lately (`inbound.rs`).
+    inbound: parking_lot::Mutex<inbound::AcceptedIds>,
 }
 
 impl Engine {
@@ -363,6 +376,8 @@ impl Engine {
             durability: std::sync::OnceLock::new(),
             persist_order: std::sync::Mutex::new(()),
             services: Default::default(),
+            elsewhere: std::sync::OnceLock::new(),
+            inbound: Default::default(),
         })
     }
 

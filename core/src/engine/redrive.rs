@@ -5,6 +5,12 @@
 //! takes it out; [`Engine::dead_letter`] puts it in the target). Move
 //! tasks carry messages back out of a dead-letter queue at a rate; their
 //! progress is a function of the clock, driven by `run_background`.
+//!
+//! Either end may be a queue of another engine of the same store
+//! (`elsewhere.rs`): then its checks read [`RemoteQueue`]'s facts, and
+//! what would arrive there leaves as an outbound record instead.
+//!
+//! [`RemoteQueue`]: super::RemoteQueue
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
 use super::attributes::RedriveAllow;
+use super::elsewhere::{Arrival, OutboundItem, OutboundMessage};
 use super::queue::Queue;
 use super::store::{OptionalFields, StoredMessage, Transition};
 use super::{Engine, QueueKey};
@@ -22,9 +29,17 @@ use crate::error::{ErrorCode, SqsError};
 /// dead-letter queue reach the subscribers as one change, so the journal
 /// never holds a message in both queues or in neither.
 pub(super) struct Redrive<'a> {
-    pub dlq: Arc<Queue>,
+    pub dlq: Target,
     pub max_receive_count: u32,
     _one_move: super::events::Group<'a>,
+}
+
+/// A transfer's target queue (a dead-letter queue, a move task's
+/// destination).
+pub(super) enum Target {
+    Here(Arc<Queue>),
+    /// Held by another engine: its ARN (see `elsewhere.rs`).
+    Elsewhere(String),
 }
 
 /// Messages a rate-less task moves per step before yielding.
@@ -184,15 +199,20 @@ impl Engine {
                 return Err(fail("Dead letter target does not exist."));
             }
         }
-        let Some(target) = self.queue_by_arn(&policy.dead_letter_target_arn) else {
-            return Err(fail("Dead letter target does not exist."));
+        let target = &policy.dead_letter_target_arn;
+        let (fifo, allowed) = match self.queue_by_arn(target) {
+            Some(local) => (local.is_fifo(), allows(&local, &key.arn())),
+            None => match self.remote_queue(target).filter(|r| !r.deleted) {
+                Some(remote) => (remote.fifo, remote.allows(&key.arn())),
+                None => return Err(fail("Dead letter target does not exist.")),
+            },
         };
-        if target.is_fifo() != settings.fifo {
+        if fifo != settings.fifo {
             return Err(fail(
                 "Dead-letter queue must be same type of queue as the source.",
             ));
         }
-        if !allows(&target, &key.arn()) {
+        if !allowed {
             return Err(fail(&format!(
                 "Queue {} does not allow this queue to use it as a dead-letter queue.",
                 policy.dead_letter_target_arn
@@ -206,15 +226,34 @@ impl Engine {
     /// nothing moves: messages are delivered as usual).
     pub(super) fn redrive_for(&self, queue: &Queue) -> Option<Redrive<'_>> {
         let policy = queue.lock().settings.redrive_policy.clone()?;
-        let dlq = self.queue_by_arn(&policy.dead_letter_target_arn)?;
-        let elsewhere = dlq.key.region != queue.key.region || dlq.key.account != queue.key.account;
-        if elsewhere
-            || dlq.is_deleted()
-            || dlq.is_fifo() != queue.is_fifo()
-            || !allows(&dlq, &queue.arn)
-        {
-            return None;
-        }
+        let target = &policy.dead_letter_target_arn;
+        let dlq = match self.queue_by_arn(target) {
+            Some(dlq) => {
+                let foreign =
+                    dlq.key.region != queue.key.region || dlq.key.account != queue.key.account;
+                if foreign
+                    || dlq.is_deleted()
+                    || dlq.is_fifo() != queue.is_fifo()
+                    || !allows(&dlq, &queue.arn)
+                {
+                    return None;
+                }
+                Target::Here(dlq)
+            }
+            None => {
+                let key = QueueKey::from_arn(target)?;
+                let remote = self.remote_queue(target)?;
+                if key.region != queue.key.region
+                    || key.account != queue.key.account
+                    || remote.deleted
+                    || remote.fifo != queue.is_fifo()
+                    || !remote.allows(&queue.arn)
+                {
+                    return None;
+                }
+                Target::Elsewhere(target.clone())
+            }
+        };
         Some(Redrive {
             dlq,
             max_receive_count: policy.max_receive_count,
@@ -230,7 +269,19 @@ impl Engine {
         redrive: Redrive<'_>,
         messages: Vec<StoredMessage>,
     ) {
-        let dlq = &redrive.dlq;
+        let dlq = match &redrive.dlq {
+            Target::Here(dlq) => dlq,
+            Target::Elsewhere(arn) => {
+                // Out of the source (its events are in this group already)
+                // and on its way, in the same group.
+                for mut m in messages {
+                    m.optional_mut().dead_letter_source_arn = Some(Arc::from(source.arn.as_str()));
+                    let m = OutboundMessage::of(&m, Arrival::DeadLettered);
+                    self.hand_over(arn, OutboundItem::Message(m));
+                }
+                return;
+            }
+        };
         let now = self.now();
         let target = if dlq.is_deleted() { source } else { dlq };
         let mut state = target.lock_at(now);
@@ -352,9 +403,15 @@ impl Engine {
                     .destination_arn
                     .clone()
                     .or_else(|| m.dead_letter_source_arn().map(|a| a.to_string()));
-                match dest_arn.and_then(|a| self.queue_by_arn(&a)) {
-                    Some(dest) => {
+                match dest_arn.and_then(|a| self.target(a)) {
+                    Some(Target::Here(dest)) => {
                         self.arrive_by_task(&source, &dest, m, now);
+                        task.moved += 1;
+                    }
+                    Some(Target::Elsewhere(remote)) => {
+                        let (m, note) = moved_by_task(&source.arn, m, now);
+                        let m = OutboundMessage::of(&m, Arrival::Moved { note });
+                        self.hand_over(&remote, OutboundItem::Message(m));
                         task.moved += 1;
                     }
                     None => {
@@ -394,23 +451,22 @@ impl Engine {
         Some(next_second(task, now))
     }
 
+    /// The live queue `arn` names, here or held elsewhere.
+    fn target(&self, arn: String) -> Option<Target> {
+        if let Some(q) = self.queue_by_arn(&arn) {
+            return Some(Target::Here(q));
+        }
+        let remote = self.remote_queue(&arn)?;
+        (!remote.deleted).then_some(Target::Elsewhere(arn))
+    }
+
     /// A moved message arrives in its destination as a new message.
-    fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, mut m: StoredMessage, now: u64) {
+    fn arrive_by_task(&self, source: &Queue, dest: &Arc<Queue>, m: StoredMessage, now: u64) {
         let mut state = dest.lock_at(now);
-        let (m_source, old_id) = (&source.arn, m.message_id);
-        let optional = OptionalFields {
-            dead_letter_source_arn: None,
-            sequence_number: dest.is_fifo().then(|| state.next_sequence_number(now)),
-            enqueued_ms: None,
-            ..m.optional.take().map(|r| *r).unwrap_or_default()
-        };
-        let mut fresh = m;
-        fresh.message_id = Uuid::new_v4();
-        fresh.sent_ms = now;
-        fresh.optional = optional.boxed();
-        fresh.forget_receives();
-        // The note ties the new message id to the one that was moved.
-        let note = format!("moved from {} (was {})", m_source, old_id);
+        let (mut fresh, note) = moved_by_task(&source.arn, m, now);
+        if dest.is_fifo() {
+            fresh.optional_mut().sequence_number = Some(state.next_sequence_number(now));
+        }
         state.store.insert_noted(
             fresh,
             now,
@@ -419,6 +475,24 @@ impl Engine {
             Some(note.into()),
         );
     }
+}
+
+/// The new message a move task makes of `m` (its destination gives a FIFO
+/// sequence number), and the note that ties it to the id it had.
+fn moved_by_task(source_arn: &str, mut m: StoredMessage, now: u64) -> (StoredMessage, String) {
+    let old_id = m.message_id;
+    let optional = OptionalFields {
+        dead_letter_source_arn: None,
+        sequence_number: None,
+        enqueued_ms: None,
+        ..m.optional.take().map(|r| *r).unwrap_or_default()
+    };
+    let mut fresh = m;
+    fresh.message_id = Uuid::new_v4();
+    fresh.sent_ms = now;
+    fresh.optional = optional.boxed();
+    fresh.forget_receives();
+    (fresh, format!("moved from {source_arn} (was {old_id})"))
 }
 
 fn next_second(task: &Task, now: u64) -> u64 {

@@ -30,7 +30,7 @@ use super::receipt::Receipt;
 use super::redrive::{arn_format_error, bad_task_handle, not_found, Status, Task, HISTORY};
 use super::store::{OptionalFields, State, StoredMessage, Transition};
 use super::validate::{self, check_range};
-use super::{id_text, Engine, QueueKey};
+use super::{id_text, Engine, OutboundItem, QueueKey};
 use crate::api::{Action, Request, RequestContext, Response};
 use crate::error::{ErrorCode, SqsError};
 

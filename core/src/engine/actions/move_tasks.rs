@@ -92,8 +92,10 @@ impl Engine {
             .ok_or_else(|| not_found("SourceArn"))?;
         if let Some(dest) = &r.destination_arn {
             QueueKey::from_arn(dest).ok_or_else(|| arn_format_error("DestinationArn"))?;
-            self.queue_by_arn(dest)
-                .ok_or_else(|| not_found("DestinationArn"))?;
+            let held_elsewhere = || self.remote_queue(dest).is_some_and(|r| !r.deleted);
+            if self.queue_by_arn(dest).is_none() && !held_elsewhere() {
+                return Err(not_found("DestinationArn"));
+            }
         }
         let rate = match r.max_number_of_messages_per_second {
             None => None,
@@ -106,7 +108,7 @@ impl Engine {
                 ))
             }
         };
-        if self.sources_of(&source_arn).is_empty() {
+        if self.sources_of(&source_arn).is_empty() && !self.remote_sources_of(&source_arn) {
             return Err(SqsError::invalid_value(
                 "Source queue must be configured as a Dead Letter Queue.",
             ));

@@ -323,38 +323,100 @@ fn enqueue(state: &mut QueueState, mut prepared: Prepared, now: u64) -> SendMess
     result
 }
 
-/// A message a topic hands to one of its queues (SNS's fan-out).
-#[derive(Debug, Clone, Default)]
+/// A message a topic hands to one of its queues (SNS's fan-out). Plain
+/// data: it travels to another engine as an [`OutboundItem::Delivery`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TopicDelivery {
     pub body: String,
+    #[serde(skip_serializing_if = "MessageAttributes::is_empty")]
     pub attributes: MessageAttributes,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dedup_id: Option<String>,
     /// The publisher's `X-Amzn-Trace-Id`, kept as `AWSTraceHeader`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_header: Option<String>,
     /// Where it came from, for the message's history (its `Sent` event's
     /// detail).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<Arc<str>>,
     /// Receivable this much later than the queue's own delay says (ms of
     /// the engine's clock): SNS's delivery lag, when the server asks for it.
+    #[serde(skip_serializing_if = "is_zero")]
     pub extra_delay_ms: u64,
+    /// The SQS message id to give it; `None`: a new one. Set when it is
+    /// handed to another engine, so the topic's `delivered` step names
+    /// the message the target stores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<Uuid>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A delivery made ([`Engine::deliver_to`]).
+pub(crate) struct Delivered {
+    pub result: SendMessageResult,
+    /// Handed to another engine's queue (see `elsewhere.rs`), not stored here.
+    pub handed_over: bool,
 }
 
 impl Engine {
     /// Sends a topic's message into the queue `queue_arn` names: the same
     /// checks and the same `Sent` transition as a SendMessage, so history,
-    /// metrics, the journal and waiting polls see it like any other.
+    /// metrics, the journal and waiting polls see it like any other. A
+    /// queue of another engine gets it as an outbound record.
     pub fn deliver(
         &self,
         queue_arn: &str,
         delivery: TopicDelivery,
     ) -> Result<SendMessageResult, SqsError> {
-        self.deliver_into(self.queue_by_arn(queue_arn), delivery)
+        self.deliver_to(None, queue_arn, delivery).map(|d| d.result)
     }
 
-    /// [`Engine::deliver`] into a queue already looked up (`None`: there
-    /// was none).
-    pub(crate) fn deliver_into(
+    /// [`Engine::deliver`] into `queue`, already looked up from
+    /// `queue_arn` (`None`: not in this engine, so perhaps in another).
+    pub(crate) fn deliver_to(
+        &self,
+        queue: Option<Arc<Queue>>,
+        queue_arn: &str,
+        mut delivery: TopicDelivery,
+    ) -> Result<Delivered, SqsError> {
+        let queue = queue.or_else(|| self.queue_by_arn(queue_arn));
+        if queue.is_none() {
+            if let Some(remote) = self.remote_queue(queue_arn).filter(|r| !r.deleted) {
+                // What the target's send would refuse at once and the
+                // caller would act on (a subscription's dead-letter queue).
+                if remote.fifo && delivery.group_id.is_none() {
+                    return Err(SqsError::missing("MessageGroupId"));
+                }
+                let id = *delivery.message_id.get_or_insert_with(Uuid::new_v4);
+                let result = SendMessageResult {
+                    md5_of_message_body: Md5Hex(md5_bytes(&delivery.body)),
+                    md5_of_message_attributes: md5_of_attribute_map(&delivery.attributes),
+                    md5_of_message_system_attributes: None,
+                    message_id: IdText(id),
+                    sequence_number: None,
+                };
+                self.hand_over(queue_arn, OutboundItem::Delivery(delivery));
+                return Ok(Delivered {
+                    result,
+                    handed_over: true,
+                });
+            }
+        }
+        self.deliver_local(queue, delivery).map(|result| Delivered {
+            result,
+            handed_over: false,
+        })
+    }
+
+    /// Stores a topic's message in `queue`, a queue of this engine
+    /// (`None`: there was none).
+    pub(crate) fn deliver_local(
         &self,
         queue: Option<Arc<Queue>>,
         delivery: TopicDelivery,
@@ -380,6 +442,10 @@ impl Engine {
         };
         let mut prepared = prepare(&ctx, &queue, max_size, content_dedup, input, false)?;
         prepared.note = delivery.note;
+        if let Some(id) = delivery.message_id {
+            prepared.message.message_id = id;
+            prepared.result.message_id = IdText(id);
+        }
         let now = self.now();
         let mut state = queue.lock_at(now);
         if delivery.extra_delay_ms > 0 {

@@ -378,6 +378,10 @@ struct Fanout {
     sends: Vec<QueueSend>,
 }
 
+/// A delivered step's reason when the queue is held by another engine of
+/// the same store: the message is on its way there (`engine/elsewhere.rs`).
+const HANDED_OVER: &str = "handed to the engine that holds the queue";
+
 /// One subscription's delivery into its queue.
 struct QueueSend {
     /// Its steps' common part (topic, message, subscription, endpoint).
@@ -742,6 +746,7 @@ fn queue_send(
             trace_header: ctx.trace_header.clone(),
             note: Some(note.clone()),
             extra_delay_ms: 0,
+            message_id: None,
         }
     };
     let dead_letter = sub
@@ -788,13 +793,21 @@ impl QueueSend {
             let copies = std::iter::repeat_n(delivery, 1 + shape.duplicates as usize);
             let mut made = 0;
             for (n, delivery) in copies.enumerate() {
-                match sns.engine().deliver_into(self.queue.clone(), delivery) {
+                let sent = sns
+                    .engine()
+                    .deliver_to(self.queue.clone(), &self.queue_arn, delivery);
+                match sent {
                     Ok(sent) => {
                         let mut e = step(TopicEventKind::Delivered);
-                        e.delivered_as = Some(sent.message_id.0);
-                        if n > 0 {
-                            e.reason = Some("a seeded duplicate delivery".into());
-                        }
+                        e.delivered_as = Some(sent.result.message_id.0);
+                        e.reason = match (n > 0, sent.handed_over) {
+                            (false, false) => None,
+                            (true, false) => Some("a seeded duplicate delivery".into()),
+                            (false, true) => Some(HANDED_OVER.into()),
+                            (true, true) => {
+                                Some(format!("a seeded duplicate delivery, {HANDED_OVER}"))
+                            }
+                        };
                         events.push(e);
                         made += 1;
                     }
@@ -814,8 +827,13 @@ impl QueueSend {
             // The dead-letter queue gets what the subscription would have.
             let mut e = step(TopicEventKind::DeadLettered);
             e.endpoint = Some(dlq.as_str().into());
-            match sns.engine().deliver(&dlq, delivery) {
-                Ok(sent) => e.delivered_as = Some(sent.message_id.0),
+            match sns.engine().deliver_to(None, &dlq, delivery) {
+                Ok(sent) => {
+                    e.delivered_as = Some(sent.result.message_id.0);
+                    if sent.handed_over {
+                        e.reason = Some(HANDED_OVER.into());
+                    }
+                }
                 Err(err) => {
                     e.reason = Some(format!(
                         "the dead-letter queue refused it too: {}",
