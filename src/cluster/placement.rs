@@ -21,6 +21,11 @@ use super::route::{Key, Kind};
 /// name stays where those requests find it.
 pub const HOME_SHARD: i32 = 1;
 
+/// A name's shard ($5, the home shard, only keeps the parameters the
+/// same as the insert's).
+const READ: &str = "SELECT shard FROM retsu.placement
+     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4 AND $5::int IS NOT NULL";
+
 pub struct Placement {
     config: tokio_postgres::Config,
     client: tokio::sync::Mutex<Option<Client>>,
@@ -87,25 +92,13 @@ impl Placement {
                 )
                 .await
         } else {
-            client
-                .query_opt(
-                    "SELECT shard FROM retsu.placement
-                     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4
-                        AND $5::int IS NOT NULL",
-                    &params,
-                )
-                .await
+            client.query_opt(READ, &params).await
         };
         let shard: Option<i32> = match row {
             // Placed by another node between this statement's snapshot
             // and its insert: read once more.
             Ok(None) if create => client
-                .query_opt(
-                    "SELECT shard FROM retsu.placement
-                     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4
-                        AND $5::int IS NOT NULL",
-                    &params,
-                )
+                .query_opt(READ, &params)
                 .await
                 .map(|row| row.map(|r| r.get(0)))
                 .unwrap_or(None),
