@@ -142,11 +142,24 @@ fn lost(why: &str, exit: bool, front: &Front) {
     tracing::error!("{why}; this node answers nothing more");
 }
 
+/// Closes a shard's journal when its owner is dropped without giving the
+/// shard up (a node dropped unstopped, as tests do): the engine, which
+/// holds the journal too, may outlive the owner, and the journal's writer
+/// and its connection must not.
+struct ClosesJournal(Arc<Journal>);
+
+impl Drop for ClosesJournal {
+    fn drop(&mut self) {
+        self.0.close_soon();
+    }
+}
+
 /// What this node runs for a shard it holds.
 struct Owned {
     shard: i32,
     server: crate::server::RunningServer,
     journal: Arc<Journal>,
+    _closes: ClosesJournal,
     epoch: i64,
     /// Stores the clock's changes (`clock.rs`): shard 1's holder keeps
     /// the cluster's clock.
@@ -735,6 +748,7 @@ async fn own(
     Ok(Owned {
         shard,
         server,
+        _closes: ClosesJournal(journal.clone()),
         journal,
         epoch,
         clock: clock_keeper,
