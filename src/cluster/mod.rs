@@ -140,10 +140,23 @@ fn lost(why: &str, exit: bool, front: &Front) {
     tracing::error!("{why}; this node answers nothing more");
 }
 
+/// Closes the journal when its owner is dropped without giving the lease
+/// up (a node dropped unstopped, as tests do): the engine, which holds the
+/// journal too, may outlive the owner, and the journal's writer and its
+/// connection must not.
+struct ClosesJournal(Arc<Journal>);
+
+impl Drop for ClosesJournal {
+    fn drop(&mut self) {
+        self.0.close_soon();
+    }
+}
+
 /// What this node runs once it holds the lease.
 struct Owned {
     server: crate::server::RunningServer,
     journal: Arc<Journal>,
+    _closes: ClosesJournal,
     epoch: i64,
     /// Stores the clock's changes (`clock.rs`).
     clock: clock::Keeper,
@@ -601,6 +614,7 @@ async fn own(
         .map_err(|e| format!("cannot start the engine's server: {e}"))?;
     Ok(Owned {
         server,
+        _closes: ClosesJournal(journal.clone()),
         journal,
         epoch,
         clock: clock_keeper,

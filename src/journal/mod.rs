@@ -358,14 +358,23 @@ impl Journal {
 
     /// Commits what is pending and stops the writer (on shutdown).
     pub fn close(&self) {
+        self.close_soon();
+        if let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Journal {
+    /// Asks the writer to commit what is pending and stop, without
+    /// waiting for it: for an owner dropped without a shutdown, whose
+    /// engine may outlive it.
+    pub fn close_soon(&self) {
         {
             let mut pending = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
             pending.closing = true;
         }
         self.inner.wake.notify_all();
-        if let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = writer.join();
-        }
     }
 }
 
