@@ -220,9 +220,6 @@ impl InProcess {
                     // Long: a test that holds its thread a while must not
                     // lose the lease.
                     lease_ms: 30_000,
-                    // A shard a node: the suite runs clusters side by
-                    // side, each shard's journal a connection of its own.
-                    shards: 3,
                     reached_at: Some(format!("http://{front_addr}")),
                     ..config.clone()
                 };
