@@ -520,10 +520,13 @@ run_suite() { # run_suite <suite>
   if [ "$rc" -gt 1 ]; then failed_suites+=("$suite (exit $rc)"); fi
 }
 
-# Each suite runs in a subshell of its own: its output goes to a file, printed
-# whole once it and every suite before it have finished (so the log reads as a
-# sequential run would), and its problems and time come back through files.
+# Each suite runs in a subshell of its own (scripts/ordered-jobs.sh): its
+# output goes to a file, printed whole once it and every suite before it
+# have finished, and its problems and time come back through files.
 STATE="$(mktemp -d)"
+# shellcheck source=../scripts/ordered-jobs.sh
+source "$REPO/scripts/ordered-jobs.sh"
+ordered_init "$STATE"
 trap 'kill $(jobs -p) 2>/dev/null || true; wait; stop_wiretap; stop_server; rm -rf "$STATE"' EXIT
 
 suite_job() { # suite_job <suite>, in a subshell
@@ -536,35 +539,22 @@ suite_job() { # suite_job <suite>, in a subshell
     printf 'skipped\t%s\n' ${skipped_suites[@]+"${skipped_suites[@]}"}
     printf 'timing\t%s\n' ${timings[@]+"${timings[@]}"}
   } | grep -v $'\t$' >"$STATE/$1.state" || true
-  touch "$STATE/$1.done"
-}
-
-printed=0
-print_finished() { # prints, in suite order, the output of each finished suite not yet printed
-  while [ "$printed" -lt ${#SUITES[@]} ] && [ -f "$STATE/${SUITES[$printed]}.done" ]; do
-    cat "$STATE/${SUITES[$printed]}.out"
-    printed=$((printed + 1))
-  done
 }
 
 # aws-cli runs alone: its scenarios time single `aws` start-ups (about a
 # second each) against one-second windows, which a second suite sharing the
 # cores would stretch.
 solo() { [ "$1" = aws-cli ]; }
-wait_below() { # wait_below N: until fewer than N suites are running
-  while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do
-    wait -n || true
-    print_finished
-  done
-}
 jobs_max=${COMPAT_JOBS:-2}
 for s in "${SUITES[@]}"; do
-  if solo "$s"; then wait_below 1; else wait_below "$jobs_max"; fi
-  ( suite_job "$s" ) >"$STATE/$s.out" 2>&1 &
-  if solo "$s"; then wait_below 1; fi
+  if solo "$s"; then
+    ordered_run 1 "$s" suite_job "$s"
+    ordered_wait_below 1
+  else
+    ordered_run "$jobs_max" "$s" suite_job "$s"
+  fi
 done
-wait || true
-print_finished
+ordered_finish
 
 for s in "${SUITES[@]}"; do
   if [ ! -f "$STATE/$s.done" ]; then

@@ -51,22 +51,13 @@ jobs_max=${SDK_TEST_JOBS:-2}
 [ "$STARTUP" = 1 ] && jobs_max=1
 state=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$state"' EXIT
-printed=0
-print_finished() {
-  while [ "$printed" -lt ${#languages[@]} ] && [ -f "$state/${languages[$printed]}.done" ]; do
-    cat "$state/${languages[$printed]}.out"
-    printed=$((printed + 1))
-  done
-}
+# shellcheck source=ordered-jobs.sh
+source scripts/ordered-jobs.sh
+ordered_init "$state"
 for language in "${languages[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
-    wait -n || true
-    print_finished
-  done
-  ( run_language "$language"; touch "$state/$language.done" ) >"$state/$language.out" 2>&1 &
+  ordered_run "$jobs_max" "$language" run_language "$language"
 done
-wait || true
-print_finished
+ordered_finish
 
 failed=()
 passed=()

@@ -16,29 +16,11 @@ const ACCOUNT_A: &str = "111111111111";
 const ACCOUNT_B: &str = "222222222222";
 
 fn sts(endpoint: &str, key: (&str, &str)) -> aws_sdk_sts::Client {
-    let config = aws_sdk_sts::Config::builder()
-        .behavior_version(aws_sdk_sts::config::BehaviorVersion::latest())
-        .region(aws_sdk_sts::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_sts::config::Credentials::new(
-            key.0, key.1, None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_sts::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_sts::Client::from_conf(config)
+    common::aws_client!(aws_sdk_sts, endpoint, REGION, key)
 }
 
 fn sns_as(endpoint: &str, key: (&str, &str)) -> aws_sdk_sns::Client {
-    let config = aws_sdk_sns::Config::builder()
-        .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
-        .region(aws_sdk_sns::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_sns::config::Credentials::new(
-            key.0, key.1, None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_sns::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_sns::Client::from_conf(config)
+    common::aws_client!(aws_sdk_sns, endpoint, REGION, key)
 }
 
 async fn auth_server() -> TestServer {

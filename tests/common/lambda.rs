@@ -15,16 +15,7 @@ use super::process::free_port;
 use super::{in_cluster, TestServer, REGION};
 
 pub fn client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let config = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_lambda::Client::from_conf(config)
+    super::aws_client!(aws_sdk_lambda, endpoint, REGION, ("test", "test"))
 }
 
 /// A function invoked at `url`, with a 30 s timeout.

@@ -8,6 +8,29 @@
 
 #![allow(dead_code)]
 
+/// A client of the AWS SDK crate `$sdk` for `endpoint`, signing in
+/// `region` with the static key `(id, secret)`, with no retries (a retry
+/// would hide the first answer). One builder for every SDK the tests
+/// drive; their types differ, their settings do not.
+macro_rules! aws_client {
+    ($sdk:ident, $endpoint:expr, $region:expr, $key:expr) => {{
+        let (id, secret): (&str, &str) = $key;
+        $sdk::Client::from_conf(
+            $sdk::Config::builder()
+                .behavior_version($sdk::config::BehaviorVersion::latest())
+                .region($sdk::config::Region::new(String::from($region)))
+                .credentials_provider($sdk::config::Credentials::new(
+                    id, secret, None, None, "static",
+                ))
+                .endpoint_url($endpoint)
+                .retry_config($sdk::config::retry::RetryConfig::disabled())
+                .build(),
+        )
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use aws_client;
+
 mod admin;
 pub mod cluster;
 pub mod lambda;
@@ -22,7 +45,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use aws_sdk_sqs::Client;
 use md5::{Digest, Md5};
@@ -310,16 +332,7 @@ pub fn sdk_client(endpoint: &str, region: &str) -> Client {
 /// An `aws-sdk-sns` client for `endpoint` (us-east-1, test credentials,
 /// no retries).
 pub fn sns_client(endpoint: &str) -> aws_sdk_sns::Client {
-    let config = aws_sdk_sns::Config::builder()
-        .behavior_version(aws_sdk_sns::config::BehaviorVersion::latest())
-        .region(aws_sdk_sns::config::Region::new(REGION))
-        .credentials_provider(aws_sdk_sns::config::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_sns::config::retry::RetryConfig::disabled())
-        .build();
-    aws_sdk_sns::Client::from_conf(config)
+    aws_client!(aws_sdk_sns, endpoint, REGION, ("test", "test"))
 }
 
 /// The ARN of the queue `name` in the default region and account.
@@ -329,14 +342,7 @@ pub fn queue_arn(name: &str) -> String {
 
 /// [`sdk_client`] signing with `key` (access key id, secret).
 pub fn sdk_client_as(endpoint: &str, region: &str, key: (&str, &str)) -> Client {
-    let config = aws_sdk_sqs::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new(key.0, key.1, None, None, "static"))
-        .endpoint_url(endpoint)
-        .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
-        .build();
-    Client::from_conf(config)
+    aws_client!(aws_sdk_sqs, endpoint, region, key)
 }
 
 /// A raw HTTP response, read in full.
