@@ -7,6 +7,11 @@
 //! by the first CreateQueue, CreateTopic or CreatePlatformApplication that
 //! reaches any node: one `INSERT … ON CONFLICT DO NOTHING`, then a read,
 //! so two nodes creating the same name at once agree on its shard.
+//!
+//! A new name goes to the shard with the fewest names placed (the lowest
+//! numbered among equals), so names spread evenly over the shards and the
+//! shards over the nodes. Counting, not hashing: a hash spreads a handful
+//! of names unevenly, and a cluster often has only a handful.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -15,16 +20,27 @@ use tokio_postgres::{Client, NoTls};
 
 use super::route::{Key, Kind};
 
-/// The shard a new name goes to while requests that span shards (the
-/// listings gathered from every shard, and messages handed between
-/// queues of different shards) are answered by one shard only: every
-/// name stays where those requests find it.
+/// The shard that answers what is for no one name (an unknown action, the
+/// cluster's clock) and keeps what is the cluster's alone.
 pub const HOME_SHARD: i32 = 1;
 
-/// A name's shard ($5, the home shard, only keeps the parameters the
-/// same as the insert's).
+/// A name's shard.
 const READ: &str = "SELECT shard FROM retsu.placement
-     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4 AND $5::int IS NOT NULL";
+     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4";
+
+/// Places a name in the shard with the fewest names (the shards are the
+/// lease rows), or reads where another node just placed it.
+const PLACE: &str = "WITH least AS (
+        SELECT l.id FROM retsu.lease l
+        ORDER BY (SELECT count(*) FROM retsu.placement p WHERE p.shard = l.id), l.id
+        LIMIT 1),
+     placed AS (
+        INSERT INTO retsu.placement (kind, account, region, name, shard)
+        SELECT $1, $2, $3, $4, id FROM least ON CONFLICT DO NOTHING RETURNING shard)
+     SELECT shard FROM placed
+     UNION ALL
+     SELECT shard FROM retsu.placement
+     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4";
 
 pub struct Placement {
     config: tokio_postgres::Config,
@@ -76,21 +92,10 @@ impl Placement {
             *guard = Some(client);
         }
         let client = guard.as_ref().expect("connected above");
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
-            [&kind, &key.account, &key.region, &key.name, &HOME_SHARD];
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+            [&kind, &key.account, &key.region, &key.name];
         let row = if create {
-            client
-                .query_opt(
-                    "WITH placed AS (
-                        INSERT INTO retsu.placement (kind, account, region, name, shard)
-                        VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING shard)
-                     SELECT shard FROM placed
-                     UNION ALL
-                     SELECT shard FROM retsu.placement
-                     WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4",
-                    &params,
-                )
-                .await
+            client.query_opt(PLACE, &params).await
         } else {
             client.query_opt(READ, &params).await
         };
