@@ -33,6 +33,7 @@ mod clock;
 mod forward;
 mod front;
 mod membership;
+mod outbox;
 mod placement;
 mod route;
 
@@ -154,10 +155,30 @@ impl Drop for ClosesJournal {
     }
 }
 
+/// Aborts a task when dropped (a shard's outbox carrier: it holds the
+/// shard's engine and must not outlive its owner).
+struct Aborts(tokio::task::JoinHandle<()>);
+
+impl Drop for Aborts {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// What the shards' engines share on this node: what the other shards
+/// hold, and the carrier of messages handed between them (`outbox.rs`).
+#[derive(Clone)]
+struct Between {
+    directory: Arc<outbox::Directory>,
+    outbox: Arc<outbox::Outbox>,
+}
+
 /// What this node runs for a shard it holds.
 struct Owned {
     shard: i32,
     server: crate::server::RunningServer,
+    /// Takes in what other shards hand this one.
+    carrier: Option<Aborts>,
     journal: Arc<Journal>,
     _closes: ClosesJournal,
     epoch: i64,
@@ -169,7 +190,9 @@ struct Owned {
 impl Owned {
     /// Stops the shard's engine (waiting long polls answer) and commits
     /// what it answered: what must happen before its lease goes.
-    async fn finish(self) -> Finished {
+    async fn finish(mut self) -> Finished {
+        // Nothing more taken in: what was taken commits below.
+        self.carrier.take();
         let _ = self.server.shutdown().await;
         let journal = self.journal.clone();
         let _ = tokio::task::spawn_blocking(move || journal.close()).await;
@@ -315,6 +338,11 @@ impl Node {
             .local_addr()
             .map(|a| format!("http://{}", crate::server::connectable(a)))
             .map_err(|e| e.to_string())?;
+        let every = settings.lease / 4;
+        let between = Between {
+            directory: outbox::Directory::start(pg.clone(), every),
+            outbox: outbox::Outbox::new(pg.clone(), every),
+        };
         let (stop, stopped) = watch::channel(false);
         let engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>> =
             Arc::new(std::sync::Mutex::new(None));
@@ -359,6 +387,7 @@ impl Node {
             stopped,
             engine.clone(),
             endpoint.clone(),
+            between,
         ));
         Ok(Node {
             endpoint,
@@ -432,6 +461,7 @@ async fn run(
     mut stopped: watch::Receiver<bool>,
     engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: String,
+    between: Between,
 ) {
     let mut held: std::collections::BTreeMap<i32, Held> = Default::default();
     let every = settings.lease / 4;
@@ -497,7 +527,7 @@ async fn run(
                         tracing::info!(shard, epoch = e, "took a shard's lease; loading it");
                         let task = load_shard(
                             shard, e, &config, &plan, &settings, &clock, &front, &engine,
-                            &endpoint, &members,
+                            &endpoint, &members, &between,
                         );
                         held.insert(shard, Held::Loading(e, task));
                     }
@@ -617,6 +647,7 @@ async fn run(
         &mut members,
     )
     .await;
+    between.directory.stop();
     let _ = members.leave().await;
 }
 
@@ -634,6 +665,7 @@ fn load_shard(
     engine: &Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: &str,
     members: &Membership,
+    between: &Between,
 ) -> tokio::task::JoinHandle<Result<Owned, String>> {
     let exit = settings.exit_on_loss;
     let reached_at = endpoint.to_string();
@@ -648,6 +680,7 @@ fn load_shard(
     );
     let clock_rows = members.another();
     let retry = settings.lease / 4;
+    let between = between.clone();
     tokio::spawn(async move {
         // The cluster's clock before the store: the store's deadlines are
         // read on it.
@@ -656,7 +689,7 @@ fn load_shard(
         } else {
             None
         };
-        let owned = own(
+        let mut owned = own(
             config,
             plan,
             url,
@@ -668,8 +701,10 @@ fn load_shard(
             exit,
             reached_at,
             keeper,
+            &between,
         )
         .await?;
+        owned.carrier = Some(Aborts(between.outbox.carry(shard, owned.server.engine())));
         // Served from now, not from the next renewal.
         if shard == 1 {
             *engine.lock().unwrap_or_else(|p| p.into_inner()) = Some(owned.server.engine());
@@ -696,6 +731,7 @@ async fn own(
     exit: bool,
     reached_at: String,
     clock_keeper: Option<clock::Keeper>,
+    between: &Between,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
@@ -711,6 +747,11 @@ async fn own(
     })
     .await
     .map_err(|e| e.to_string())??;
+    // Before anything runs on it: a transfer may reach another shard.
+    engine.set_elsewhere(Arc::new(outbox::ShardView {
+        directory: between.directory.clone(),
+        shard,
+    }));
     let base = config
         .pinned_base_url("http://", config.port)
         .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
@@ -748,6 +789,7 @@ async fn own(
     Ok(Owned {
         shard,
         server,
+        carrier: None,
         _closes: ClosesJournal(journal.clone()),
         journal,
         epoch,

@@ -1,0 +1,450 @@
+//! Messages between queues of different shards: what a shard's engine
+//! may hand to a queue it does not hold, and how the hand-over reaches the
+//! target's engine, wherever that runs.
+//!
+//! A dead-letter move, a move task, an admin restore or an SNS delivery
+//! whose target queue is in another shard is not a transfer inside one
+//! engine and one commit. The source's engine asks [`ShardView`] (its
+//! [`Elsewhere`]) whether the target exists elsewhere and what it is, then
+//! takes the message out of its source and hands an [`Outbound`] record
+//! to its journal, which writes it to `retsu.outbox` in the same commit as
+//! the source's change, addressed to the target's shard, and notifies that
+//! shard (`journal/postgres/commit.rs`). The shard's holder ([`Outbox::carry`])
+//! reads its rows in the order written, gives each to its engine's
+//! `accept_inbound`, and the journal marks the row taken in the commit
+//! that stores the message. So a crash of either side, before or after
+//! either commit, neither loses the message nor stores it twice: the row
+//! exists exactly when the source's change does, and it is taken exactly
+//! when the target's message exists (an engine also refuses a record it
+//! accepted already and has not committed yet).
+//!
+//! What other shards hold is read from `retsu.queues` (every shard's
+//! queue records): refreshed every quarter lease, and at once when an
+//! engine asks for a queue it does not know (a queue just created
+//! elsewhere), at most once a second for each name that stays unknown,
+//! so a subscription to a deleted queue does not cost a read per publish.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio_postgres::{AsyncMessage, Client, NoTls};
+
+use crate::engine::persist::QueueRecord;
+use crate::engine::{Elsewhere, Engine, Outbound, RemoteQueue};
+
+/// The channel a commit that writes outbox rows notifies, with the target
+/// shard as the payload (`journal/postgres/commit.rs`).
+const CHANNEL: &str = "retsu_outbox";
+
+/// A name still unknown after a fresh read is read again for after this.
+const UNKNOWN_FOR: Duration = Duration::from_secs(1);
+
+/// How long an engine waits for a fresh read of what other shards hold.
+const READ_WAIT: Duration = Duration::from_secs(2);
+
+/// Rows carried per read.
+const ROWS_PER_READ: i64 = 256;
+
+/// What one read of `retsu.queues` found.
+#[derive(Default)]
+struct Snapshot {
+    /// By ARN: the queue's shard and the facts a transfer checks.
+    queues: HashMap<String, (i32, RemoteQueue)>,
+    /// (ARN, shard) of every queue some queue of `shard` dead-letters into.
+    targets: HashSet<(String, i32)>,
+}
+
+#[derive(Default)]
+struct Rounds {
+    /// Reads started and finished so far.
+    started: u64,
+    finished: u64,
+    /// A read is asked for.
+    asked: bool,
+    stop: bool,
+}
+
+/// The queues of every shard, as last read. One per node.
+pub struct Directory {
+    snapshot: RwLock<Arc<Snapshot>>,
+    rounds: Mutex<Rounds>,
+    changed: Condvar,
+    /// Names asked for and not found by a read that began after the ask.
+    unknown: Mutex<HashMap<String, Instant>>,
+}
+
+impl Directory {
+    /// Starts reading on a thread of its own (engines ask from inside
+    /// their work, which must not wait on the runtime they run on).
+    pub fn start(config: tokio_postgres::Config, every: Duration) -> Arc<Directory> {
+        let directory = Arc::new(Directory {
+            snapshot: RwLock::new(Arc::new(Snapshot::default())),
+            rounds: Mutex::new(Rounds::default()),
+            changed: Condvar::new(),
+            unknown: Mutex::new(HashMap::new()),
+        });
+        let reader = Arc::downgrade(&directory);
+        std::thread::Builder::new()
+            .name("retsu-directory".into())
+            .spawn(move || read_forever(reader, config, every))
+            .expect("a thread starts");
+        directory
+    }
+
+    pub fn stop(&self) {
+        self.rounds.lock().unwrap_or_else(|p| p.into_inner()).stop = true;
+        self.changed.notify_all();
+    }
+
+    fn current(&self) -> Arc<Snapshot> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Waits (bounded) for a read that begins after this call.
+    fn read_now(&self) {
+        let mut rounds = self.rounds.lock().unwrap_or_else(|p| p.into_inner());
+        let wanted = rounds.started + 1;
+        rounds.asked = true;
+        self.changed.notify_all();
+        let deadline = Instant::now() + READ_WAIT;
+        while rounds.finished < wanted && !rounds.stop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            rounds = self
+                .changed
+                .wait_timeout(rounds, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Looks `key` up with `find`; a miss reads again, unless the same
+    /// key missed a fresh read lately.
+    fn look<T>(&self, key: &str, find: impl Fn(&Snapshot) -> Option<T>) -> Option<T> {
+        if let Some(found) = find(&self.current()) {
+            return Some(found);
+        }
+        let lately = self
+            .unknown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .is_some_and(|at| at.elapsed() < UNKNOWN_FOR);
+        if lately {
+            return None;
+        }
+        self.read_now();
+        let found = find(&self.current());
+        let mut unknown = self.unknown.lock().unwrap_or_else(|p| p.into_inner());
+        match found {
+            Some(_) => {
+                unknown.remove(key);
+            }
+            None => {
+                unknown.retain(|_, at| at.elapsed() < UNKNOWN_FOR);
+                unknown.insert(key.to_string(), Instant::now());
+            }
+        }
+        found
+    }
+}
+
+fn read_forever(
+    directory: std::sync::Weak<Directory>,
+    config: tokio_postgres::Config,
+    every: Duration,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("cannot start the outbox directory's runtime: {e}");
+            return;
+        }
+    };
+    let mut client: Option<Client> = None;
+    loop {
+        let Some(dir) = directory.upgrade() else {
+            return;
+        };
+        {
+            let mut rounds = dir.rounds.lock().unwrap_or_else(|p| p.into_inner());
+            if !rounds.asked && !rounds.stop {
+                rounds = dir
+                    .changed
+                    .wait_timeout(rounds, every)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            if rounds.stop {
+                return;
+            }
+            rounds.asked = false;
+            rounds.started += 1;
+        }
+        match runtime.block_on(read(&mut client, &config)) {
+            Ok(snapshot) => {
+                *dir.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+            }
+            Err(e) => {
+                client = None;
+                tracing::debug!("cannot read the shards' queues: {e}");
+            }
+        }
+        dir.rounds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finished += 1;
+        dir.changed.notify_all();
+    }
+}
+
+async fn read(
+    client: &mut Option<Client>,
+    config: &tokio_postgres::Config,
+) -> Result<Snapshot, tokio_postgres::Error> {
+    if client.as_ref().is_none_or(|c| c.is_closed()) {
+        let (c, connection) = config.connect(NoTls).await?;
+        tokio::spawn(connection);
+        *client = Some(c);
+    }
+    let rows = client
+        .as_ref()
+        .expect("connected above")
+        .query("SELECT shard, record FROM retsu.queues", &[])
+        .await?;
+    let mut snapshot = Snapshot::default();
+    for row in rows {
+        let shard: i32 = row.get(0);
+        let text: &str = row.get(1);
+        let Ok(record) = serde_json::from_str::<QueueRecord>(text) else {
+            continue;
+        };
+        let key = crate::engine::QueueKey {
+            region: record.region,
+            account: record.account,
+            name: record.name,
+        };
+        if let Some(target) = record
+            .attributes
+            .get("RedrivePolicy")
+            .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+            .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(String::from))
+        {
+            snapshot.targets.insert((target, shard));
+        }
+        snapshot.queues.insert(
+            key.arn(),
+            (
+                shard,
+                RemoteQueue {
+                    fifo: record.fifo,
+                    redrive_allow_policy: record.attributes.get("RedriveAllowPolicy").cloned(),
+                    deleted: false,
+                },
+            ),
+        );
+    }
+    Ok(snapshot)
+}
+
+/// What one shard's engine sees of the others: their queues, not its own
+/// (a queue of its own that it no longer has is gone, whatever an older
+/// read says).
+pub struct ShardView {
+    pub directory: Arc<Directory>,
+    pub shard: i32,
+}
+
+impl Elsewhere for ShardView {
+    fn queue(&self, arn: &str) -> Option<RemoteQueue> {
+        self.directory.look(arn, |s| {
+            s.queues
+                .get(arn)
+                .filter(|(shard, _)| *shard != self.shard)
+                .map(|(_, q)| q.clone())
+        })
+    }
+
+    fn is_dead_letter_target(&self, arn: &str) -> bool {
+        let key = format!("dead-letter target {arn}");
+        self.directory
+            .look(&key, |s| {
+                s.targets
+                    .iter()
+                    .any(|(t, shard)| t == arn && *shard != self.shard)
+                    .then_some(())
+            })
+            .is_some()
+    }
+}
+
+/// Carries outbox rows to the engines of the shards this node holds.
+pub struct Outbox {
+    config: tokio_postgres::Config,
+    /// Woken when a shard's rows may be waiting, by shard.
+    wakes: Mutex<HashMap<i32, Arc<tokio::sync::Notify>>>,
+    client: tokio::sync::Mutex<Option<Client>>,
+    every: Duration,
+}
+
+impl Outbox {
+    pub fn new(config: tokio_postgres::Config, every: Duration) -> Arc<Outbox> {
+        Arc::new(Outbox {
+            config,
+            wakes: Mutex::new(HashMap::new()),
+            client: tokio::sync::Mutex::new(None),
+            every,
+        })
+    }
+
+    fn wake_of(&self, shard: i32) -> Arc<tokio::sync::Notify> {
+        self.wakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(shard)
+            .or_default()
+            .clone()
+    }
+
+    fn wake_all(&self) {
+        for wake in self
+            .wakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            wake.notify_one();
+        }
+    }
+
+    /// The connection rows are read on, LISTENing for new ones; after a
+    /// reconnect every shard looks (notices may have been missed).
+    async fn client(self: &Arc<Self>) -> Result<tokio::sync::MappedMutexGuard<'_, Client>, String> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            let describe = |e: tokio_postgres::Error| crate::journal::describe_postgres_error(&e);
+            let (client, mut connection) = self.config.connect(NoTls).await.map_err(describe)?;
+            let outbox = Arc::downgrade(self);
+            tokio::spawn(async move {
+                loop {
+                    let message = std::future::poll_fn(|cx| connection.poll_message(cx)).await;
+                    let Some(outbox) = outbox.upgrade() else {
+                        return;
+                    };
+                    match message {
+                        Some(Ok(AsyncMessage::Notification(n))) => {
+                            if let Ok(shard) = n.payload().parse::<i32>() {
+                                outbox.wake_of(shard).notify_one();
+                            }
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => return,
+                    }
+                }
+            });
+            client
+                .batch_execute(&format!("LISTEN {CHANNEL}"))
+                .await
+                .map_err(describe)?;
+            *guard = Some(client);
+            self.wake_all();
+        }
+        Ok(tokio::sync::MutexGuard::map(guard, |c| {
+            c.as_mut().expect("connected above")
+        }))
+    }
+
+    /// Carries `shard`'s rows to `engine` until the task is aborted (the
+    /// shard given up): at once, whenever a commit notifies the shard,
+    /// and every quarter lease in case a notice was lost.
+    pub fn carry(self: &Arc<Self>, shard: i32, engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
+        let outbox = self.clone();
+        let wake = self.wake_of(shard);
+        tokio::spawn(async move {
+            loop {
+                let more = match outbox.carry_once(shard, &engine).await {
+                    Ok(more) => more,
+                    Err(e) => {
+                        tracing::debug!(shard, "cannot carry the outbox: {e}");
+                        *outbox.client.lock().await = None;
+                        false
+                    }
+                };
+                if !more {
+                    let _ = tokio::time::timeout(outbox.every, wake.notified()).await;
+                }
+            }
+        })
+    }
+
+    /// Offers the shard's waiting rows, oldest first, and waits for their
+    /// commit; true when more may be waiting.
+    async fn carry_once(self: &Arc<Self>, shard: i32, engine: &Engine) -> Result<bool, String> {
+        let rows = {
+            let client = self.client().await?;
+            client
+                .query(
+                    "SELECT id, record FROM retsu.outbox
+                     WHERE target_shard = $1 AND taken_at IS NULL ORDER BY seq LIMIT $2",
+                    &[&shard, &ROWS_PER_READ],
+                )
+                .await
+                .map_err(|e| crate::journal::describe_postgres_error(&e))?
+        };
+        if rows.is_empty() {
+            return Ok(false);
+        }
+        let mut refused: Vec<String> = Vec::new();
+        for row in &rows {
+            let id: String = row.get(0);
+            let text: &str = row.get(1);
+            let record: Outbound = match serde_json::from_str(text) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::error!(
+                        shard,
+                        id,
+                        "an outbox row cannot be read ({e}); it is left where it is"
+                    );
+                    continue;
+                }
+            };
+            let target = record.target_arn.clone();
+            if let Err(e) = engine.accept_inbound(record) {
+                tracing::warn!(
+                    shard,
+                    id,
+                    target,
+                    "a message handed over from another shard was refused by its target ({}); it is dropped",
+                    e.message
+                );
+                refused.push(id);
+            }
+        }
+        // The taken marks are in the commits of the messages they stored.
+        engine
+            .persisted(false)
+            .await
+            .map_err(|e| format!("the shard's journal: {}", e.message))?;
+        if !refused.is_empty() {
+            let client = self.client().await?;
+            client
+                .execute(
+                    "UPDATE retsu.outbox SET taken_at = now() WHERE id = ANY($1::text[])",
+                    &[&refused],
+                )
+                .await
+                .map_err(|e| crate::journal::describe_postgres_error(&e))?;
+        }
+        Ok(rows.len() as i64 == ROWS_PER_READ)
+    }
+}
