@@ -73,6 +73,9 @@ pub struct Front {
     settings: crate::protocol::Settings,
     /// `--auth`: a signed request's account is its key's.
     auth: Option<crate::auth::Verifier>,
+    /// Carries messages between shards; a request that handed some over
+    /// waits (at most this long) until their targets took them in.
+    handovers: std::sync::OnceLock<(Arc<super::outbox::Outbox>, std::time::Duration)>,
 }
 
 impl Front {
@@ -116,7 +119,18 @@ impl Front {
             pool: Arc::new(Pool::default()),
             rows: tokio::sync::Mutex::new(None),
             forwarded: AtomicU64::new(0),
+            handovers: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Makes requests that hand messages to other shards wait for them
+    /// (see `outbox.rs`), at most `most`.
+    pub fn wait_for_handovers(
+        &self,
+        outbox: Arc<super::outbox::Outbox>,
+        most: std::time::Duration,
+    ) {
+        let _ = self.handovers.set((outbox, most));
     }
 
     /// The lease holds until `until` (a local instant).
@@ -320,10 +334,11 @@ impl Front {
                 );
             }
             let req = hyper::Request::from_parts(parts, axum::body::Body::from(body));
-            let answer = local
-                .call_read(req)
-                .await
-                .unwrap_or_else(|never| match never {});
+            let (answer, handed) = super::outbox::noting_handovers(local.call_read(req)).await;
+            let answer = answer.unwrap_or_else(|never| match never {});
+            if let (false, Some((outbox, most))) = (handed.is_empty(), self.handovers.get()) {
+                outbox.wait_taken(&handed, *most).await;
+            }
             // Paused past the lease while answering: another node may
             // have answered since; this answer may be stale.
             if !self.answering() {

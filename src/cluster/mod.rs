@@ -36,6 +36,7 @@ mod membership;
 mod outbox;
 mod placement;
 mod route;
+mod signing;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -171,6 +172,8 @@ impl Drop for Aborts {
 struct Between {
     directory: Arc<outbox::Directory>,
     outbox: Arc<outbox::Outbox>,
+    /// The SNS signing identity every shard signs with.
+    signing: Arc<signing::ClusterKeyStore>,
 }
 
 /// What this node runs for a shard it holds.
@@ -342,7 +345,12 @@ impl Node {
         let between = Between {
             directory: outbox::Directory::start(pg.clone(), every),
             outbox: outbox::Outbox::new(pg.clone(), every),
+            signing: Arc::new(signing::ClusterKeyStore {
+                config: pg.clone(),
+                shown: shown.clone(),
+            }),
         };
+        front.wait_for_handovers(between.outbox.clone(), settings.lease);
         let (stop, stopped) = watch::channel(false);
         let engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>> =
             Arc::new(std::sync::Mutex::new(None));
@@ -748,6 +756,7 @@ async fn own(
     .await
     .map_err(|e| e.to_string())??;
     // Before anything runs on it: a transfer may reach another shard.
+    engine.subscribe(Arc::new(outbox::Watch));
     engine.set_elsewhere(Arc::new(outbox::ShardView {
         directory: between.directory.clone(),
         shard,
@@ -760,12 +769,8 @@ async fn own(
             .await
             .map_err(|e| e.to_string())?;
     }
-    let services = crate::server::Services::with_key_store(
-        engine.clone(),
-        Some(Arc::new(crate::notification_signing::JournalKeyStore(
-            journal.clone(),
-        ))),
-    );
+    let services =
+        crate::server::Services::with_key_store(engine.clone(), Some(between.signing.clone()));
     if shard == 1 {
         plan.apply_topics(&services.sns, &base)
             .await

@@ -18,6 +18,12 @@
 //! when the target's message exists (an engine also refuses a record it
 //! accepted already and has not committed yet).
 //!
+//! A request that handed messages over is answered once its targets took
+//! them in (or after a lease at most, when a target's shard is between
+//! owners): a publish fanned out to a queue of another shard, or a receive
+//! that dead-lettered, is then seen in its target by the caller's next
+//! request, as on a single server.
+//!
 //! What other shards hold is read from `retsu.queues` (every shard's
 //! queue records): refreshed every quarter lease, and at once when an
 //! engine asks for a queue it does not know (a queue just created
@@ -36,6 +42,40 @@ use crate::engine::{Elsewhere, Engine, Outbound, RemoteQueue};
 /// The channel a commit that writes outbox rows notifies, with the target
 /// shard as the payload (`journal/postgres/commit.rs`).
 const CHANNEL: &str = "retsu_outbox";
+
+/// The channel a commit that takes outbox rows in notifies.
+const TAKEN: &str = "retsu_outbox_taken";
+
+tokio::task_local! {
+    /// The hand-overs made while answering the request this task serves.
+    static HANDED: std::cell::RefCell<Vec<uuid::Uuid>>;
+}
+
+/// Runs `answer` (a request served by a local shard) and returns what it
+/// answered with the ids of the messages it handed to other shards.
+pub async fn noting_handovers<T>(
+    answer: impl std::future::Future<Output = T>,
+) -> (T, Vec<uuid::Uuid>) {
+    HANDED
+        .scope(std::cell::RefCell::new(Vec::new()), async move {
+            let answered = answer.await;
+            (answered, HANDED.with(|h| h.take()))
+        })
+        .await
+}
+
+/// Notes a shard engine's hand-overs for the request that made them
+/// (subscribed to each shard's engine; the engine hands over on the
+/// thread that serves the request).
+pub struct Watch;
+
+impl crate::engine::events::Subscriber for Watch {
+    fn publish(&self, _events: &[crate::engine::events::Event]) {}
+
+    fn outbound(&self, records: &[Outbound]) {
+        let _ = HANDED.try_with(|h| h.borrow_mut().extend(records.iter().map(|r| r.id)));
+    }
+}
 
 /// A name still unknown after a fresh read is read again for after this.
 const UNKNOWN_FOR: Duration = Duration::from_secs(1);
@@ -292,8 +332,10 @@ pub struct Outbox {
     config: tokio_postgres::Config,
     /// Woken when a shard's rows may be waiting, by shard.
     wakes: Mutex<HashMap<i32, Arc<tokio::sync::Notify>>>,
-    client: tokio::sync::Mutex<Option<Client>>,
+    client: tokio::sync::Mutex<Option<Arc<Client>>>,
     every: Duration,
+    /// Woken whenever some shard took rows in.
+    taken: tokio::sync::Notify,
 }
 
 impl Outbox {
@@ -303,6 +345,7 @@ impl Outbox {
             wakes: Mutex::new(HashMap::new()),
             client: tokio::sync::Mutex::new(None),
             every,
+            taken: tokio::sync::Notify::new(),
         })
     }
 
@@ -328,7 +371,7 @@ impl Outbox {
 
     /// The connection rows are read on, LISTENing for new ones; after a
     /// reconnect every shard looks (notices may have been missed).
-    async fn client(self: &Arc<Self>) -> Result<tokio::sync::MappedMutexGuard<'_, Client>, String> {
+    async fn client(self: &Arc<Self>) -> Result<Arc<Client>, String> {
         let mut guard = self.client.lock().await;
         if guard.as_ref().is_none_or(|c| c.is_closed()) {
             let describe = |e: tokio_postgres::Error| crate::journal::describe_postgres_error(&e);
@@ -341,6 +384,9 @@ impl Outbox {
                         return;
                     };
                     match message {
+                        Some(Ok(AsyncMessage::Notification(n))) if n.channel() == TAKEN => {
+                            outbox.taken.notify_waiters();
+                        }
                         Some(Ok(AsyncMessage::Notification(n))) => {
                             if let Ok(shard) = n.payload().parse::<i32>() {
                                 outbox.wake_of(shard).notify_one();
@@ -352,15 +398,49 @@ impl Outbox {
                 }
             });
             client
-                .batch_execute(&format!("LISTEN {CHANNEL}"))
+                .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {TAKEN}"))
                 .await
                 .map_err(describe)?;
-            *guard = Some(client);
+            *guard = Some(Arc::new(client));
             self.wake_all();
+            self.taken.notify_waiters();
         }
-        Ok(tokio::sync::MutexGuard::map(guard, |c| {
-            c.as_mut().expect("connected above")
-        }))
+        Ok(guard.clone().expect("connected above"))
+    }
+
+    /// Waits until the rows `ids` are taken in by their targets, or
+    /// `most` passed (a target's shard between owners: the message gets
+    /// there when a node takes the shard; the answer need not wait).
+    pub async fn wait_taken(self: &Arc<Self>, ids: &[uuid::Uuid], most: Duration) {
+        let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+        let deadline = tokio::time::Instant::now() + most;
+        loop {
+            let taken = self.taken.notified();
+            tokio::pin!(taken);
+            taken.as_mut().enable();
+            let waiting = match self.client().await {
+                Ok(client) => client
+                    .query_one(
+                        "SELECT count(*) FROM retsu.outbox WHERE id = ANY($1::text[]) AND taken_at IS NULL",
+                        &[&ids],
+                    )
+                    .await
+                    .map(|row| row.get::<_, i64>(0))
+                    .map_err(|e| crate::journal::describe_postgres_error(&e)),
+                Err(e) => Err(e),
+            };
+            match waiting {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!("cannot read whether hand-overs were taken: {e}");
+                    *self.client.lock().await = None;
+                }
+            }
+            if tokio::time::timeout_at(deadline, taken).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Carries `shard`'s rows to `engine` until the task is aborted (the
@@ -436,10 +516,13 @@ impl Outbox {
             .await
             .map_err(|e| format!("the shard's journal: {}", e.message))?;
         if !refused.is_empty() {
-            let client = self.client().await?;
-            client
+            // One statement: the connection is shared by other tasks.
+            self.client()
+                .await?
                 .execute(
-                    "UPDATE retsu.outbox SET taken_at = now() WHERE id = ANY($1::text[])",
+                    "WITH t AS (UPDATE retsu.outbox SET taken_at = now()
+                        WHERE id = ANY($1::text[]) AND taken_at IS NULL RETURNING 1)
+                     SELECT pg_notify('retsu_outbox_taken', '') WHERE EXISTS (SELECT 1 FROM t)",
                     &[&refused],
                 )
                 .await

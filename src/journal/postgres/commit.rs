@@ -131,8 +131,9 @@ const OUTBOX_PUT: &str = "WITH r AS (
      SELECT pg_notify('retsu_outbox', s::text) FROM (SELECT DISTINCT target_shard AS s FROM put) t";
 
 /// Hand-overs this shard stored: never offered again.
-const OUTBOX_TAKEN: &str =
-    "UPDATE retsu.outbox SET taken_at = now() WHERE id = ANY($1::text[]) AND taken_at IS NULL";
+const OUTBOX_TAKEN: &str = "WITH t AS (UPDATE retsu.outbox SET taken_at = now()
+        WHERE id = ANY($1::text[]) AND taken_at IS NULL RETURNING 1)
+     SELECT pg_notify('retsu_outbox_taken', '') WHERE EXISTS (SELECT 1 FROM t)";
 
 /// Taken rows are kept long enough that a source's retried commit finds
 /// them (and does not write them again), then go.
