@@ -95,6 +95,19 @@ struct Snapshot {
     targets: HashSet<(String, i32)>,
 }
 
+/// A question asked of the database itself, not of the last read.
+enum Lookup {
+    /// The queue with this ARN: its shard and facts.
+    Queue(String),
+    /// Whether a queue outside shard `.1` dead-letters into ARN `.0`.
+    Target(String, i32),
+}
+
+enum Answer {
+    Queue(Option<(i32, RemoteQueue)>),
+    Target(bool),
+}
+
 #[derive(Default)]
 struct Rounds {
     /// Reads started and finished so far.
@@ -103,6 +116,8 @@ struct Rounds {
     /// A read is asked for.
     asked: bool,
     stop: bool,
+    /// Lookups waiting for the reader, each with where its answer goes.
+    lookups: Vec<(Lookup, std::sync::mpsc::SyncSender<Answer>)>,
 }
 
 /// The queues of every shard, as last read. One per node.
@@ -164,6 +179,21 @@ impl Directory {
         }
     }
 
+    /// Asks the database (through the reader's connection); `None` when
+    /// it cannot answer in time.
+    fn ask(&self, lookup: Lookup) -> Option<Answer> {
+        let (send, answer) = std::sync::mpsc::sync_channel(1);
+        {
+            let mut rounds = self.rounds.lock().unwrap_or_else(|p| p.into_inner());
+            if rounds.stop {
+                return None;
+            }
+            rounds.lookups.push((lookup, send));
+        }
+        self.changed.notify_all();
+        answer.recv_timeout(READ_WAIT).ok()
+    }
+
     /// Looks `key` up with `find`; a miss reads again, unless the same
     /// key missed a fresh read lately.
     fn look<T>(&self, key: &str, find: impl Fn(&Snapshot) -> Option<T>) -> Option<T> {
@@ -215,9 +245,25 @@ fn read_forever(
         let Some(dir) = directory.upgrade() else {
             return;
         };
+        let lookups =
+            std::mem::take(&mut dir.rounds.lock().unwrap_or_else(|p| p.into_inner()).lookups);
+        if !lookups.is_empty() {
+            for (lookup, reply) in lookups {
+                match runtime.block_on(look_up(&mut client, &config, &lookup)) {
+                    Ok(answer) => {
+                        let _ = reply.send(answer);
+                    }
+                    Err(e) => {
+                        client = None;
+                        tracing::debug!("cannot look a queue up: {e}");
+                    }
+                }
+            }
+            continue;
+        }
         {
             let mut rounds = dir.rounds.lock().unwrap_or_else(|p| p.into_inner());
-            if !rounds.asked && !rounds.stop {
+            if !rounds.asked && !rounds.stop && rounds.lookups.is_empty() {
                 rounds = dir
                     .changed
                     .wait_timeout(rounds, every)
@@ -226,6 +272,9 @@ fn read_forever(
             }
             if rounds.stop {
                 return;
+            }
+            if !rounds.lookups.is_empty() && !rounds.asked {
+                continue;
             }
             rounds.asked = false;
             rounds.started += 1;
@@ -247,53 +296,102 @@ fn read_forever(
     }
 }
 
-async fn read(
-    client: &mut Option<Client>,
+async fn connected<'a>(
+    client: &'a mut Option<Client>,
     config: &tokio_postgres::Config,
-) -> Result<Snapshot, tokio_postgres::Error> {
+) -> Result<&'a Client, tokio_postgres::Error> {
     if client.as_ref().is_none_or(|c| c.is_closed()) {
         let (c, connection) = config.connect(NoTls).await?;
         tokio::spawn(connection);
         *client = Some(c);
     }
-    let rows = client
-        .as_ref()
-        .expect("connected above")
+    Ok(client.as_ref().expect("connected above"))
+}
+
+/// A stored queue record as another shard's engine sees it: its ARN, the
+/// facts, and the queue it dead-letters into, if any.
+fn remote_of(text: &str) -> Option<(String, RemoteQueue, Option<String>)> {
+    let record = serde_json::from_str::<QueueRecord>(text).ok()?;
+    let target = record
+        .attributes
+        .get("RedrivePolicy")
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+        .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(String::from));
+    let remote = RemoteQueue {
+        fifo: record.fifo,
+        redrive_allow_policy: record.attributes.get("RedriveAllowPolicy").cloned(),
+        deleted: false,
+    };
+    let key = crate::engine::QueueKey {
+        region: record.region,
+        account: record.account,
+        name: record.name,
+    };
+    Some((key.arn(), remote, target))
+}
+
+async fn read(
+    client: &mut Option<Client>,
+    config: &tokio_postgres::Config,
+) -> Result<Snapshot, tokio_postgres::Error> {
+    let rows = connected(client, config)
+        .await?
         .query("SELECT shard, record FROM retsu.queues", &[])
         .await?;
     let mut snapshot = Snapshot::default();
     for row in rows {
         let shard: i32 = row.get(0);
-        let text: &str = row.get(1);
-        let Ok(record) = serde_json::from_str::<QueueRecord>(text) else {
+        let Some((arn, remote, target)) = remote_of(row.get(1)) else {
             continue;
         };
-        let key = crate::engine::QueueKey {
-            region: record.region,
-            account: record.account,
-            name: record.name,
-        };
-        if let Some(target) = record
-            .attributes
-            .get("RedrivePolicy")
-            .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
-            .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(String::from))
-        {
+        if let Some(target) = target {
             snapshot.targets.insert((target, shard));
         }
-        snapshot.queues.insert(
-            key.arn(),
-            (
-                shard,
-                RemoteQueue {
-                    fifo: record.fifo,
-                    redrive_allow_policy: record.attributes.get("RedriveAllowPolicy").cloned(),
-                    deleted: false,
-                },
-            ),
-        );
+        snapshot.queues.insert(arn, (shard, remote));
     }
     Ok(snapshot)
+}
+
+async fn look_up(
+    client: &mut Option<Client>,
+    config: &tokio_postgres::Config,
+    lookup: &Lookup,
+) -> Result<Answer, tokio_postgres::Error> {
+    let client = connected(client, config).await?;
+    match lookup {
+        Lookup::Queue(arn) => {
+            let Some(key) = crate::engine::QueueKey::from_arn(arn) else {
+                return Ok(Answer::Queue(None));
+            };
+            // The name's shard, then that shard's record of it.
+            let row = client
+                .query_opt(
+                    "SELECT q.shard, q.record FROM retsu.placement p
+                     JOIN retsu.queues q ON q.shard = p.shard
+                        AND q.record::jsonb->>'account' = p.account
+                        AND q.record::jsonb->>'region' = p.region
+                        AND q.record::jsonb->>'name' = p.name
+                     WHERE p.kind = 'queue' AND p.account = $1 AND p.region = $2 AND p.name = $3",
+                    &[&key.account, &key.region, &key.name],
+                )
+                .await?;
+            Ok(Answer::Queue(row.and_then(|row| {
+                let shard: i32 = row.get(0);
+                remote_of(row.get(1)).map(|(_, remote, _)| (shard, remote))
+            })))
+        }
+        Lookup::Target(arn, shard) => {
+            let row = client
+                .query_opt(
+                    "SELECT 1 FROM retsu.queues WHERE shard <> $1
+                     AND (record::jsonb->'attributes'->>'RedrivePolicy')::jsonb->>'deadLetterTargetArn' = $2
+                     LIMIT 1",
+                    &[shard, arn],
+                )
+                .await?;
+            Ok(Answer::Target(row.is_some()))
+        }
+    }
 }
 
 /// What one shard's engine sees of the others: their queues, not its own
@@ -314,16 +412,30 @@ impl Elsewhere for ShardView {
         })
     }
 
+    fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {
+        match self.directory.ask(Lookup::Queue(arn.to_string())) {
+            Some(Answer::Queue(found)) => found
+                .filter(|(shard, _)| *shard != self.shard)
+                .map(|(_, q)| q),
+            // The database did not answer in time: what was read last.
+            _ => self.queue(arn),
+        }
+    }
+
+    /// Asked by StartMessageMoveTask only: read where the truth is kept.
     fn is_dead_letter_target(&self, arn: &str) -> bool {
-        let key = format!("dead-letter target {arn}");
-        self.directory
-            .look(&key, |s| {
-                s.targets
-                    .iter()
-                    .any(|(t, shard)| t == arn && *shard != self.shard)
-                    .then_some(())
-            })
-            .is_some()
+        match self
+            .directory
+            .ask(Lookup::Target(arn.to_string(), self.shard))
+        {
+            Some(Answer::Target(found)) => found,
+            _ => self
+                .directory
+                .current()
+                .targets
+                .iter()
+                .any(|(t, shard)| t == arn && *shard != self.shard),
+        }
     }
 }
 
