@@ -342,9 +342,10 @@ impl Node {
             .map(|a| format!("http://{}", crate::server::connectable(a)))
             .map_err(|e| e.to_string())?;
         let every = settings.lease / 4;
+        let directory = outbox::Directory::start(pg.clone(), every);
         let between = Between {
-            directory: outbox::Directory::start(pg.clone(), every),
-            outbox: outbox::Outbox::new(pg.clone(), every),
+            outbox: outbox::Outbox::new(pg.clone(), every, directory.clone()),
+            directory,
             signing: Arc::new(signing::ClusterKeyStore {
                 config: pg.clone(),
                 shown: shown.clone(),

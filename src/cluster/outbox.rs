@@ -46,6 +46,9 @@ const CHANNEL: &str = "retsu_outbox";
 /// The channel a commit that takes outbox rows in notifies.
 const TAKEN: &str = "retsu_outbox_taken";
 
+/// The channel a commit that changes a shard's queues notifies.
+const QUEUES: &str = "retsu_queues";
+
 tokio::task_local! {
     /// The hand-overs made while answering the request this task serves.
     static HANDED: std::cell::RefCell<Vec<uuid::Uuid>>;
@@ -145,6 +148,12 @@ impl Directory {
             .spawn(move || read_forever(reader, config, every))
             .expect("a thread starts");
         directory
+    }
+
+    /// Reads again soon (a shard's queues changed).
+    fn refresh_soon(&self) {
+        self.rounds.lock().unwrap_or_else(|p| p.into_inner()).asked = true;
+        self.changed.notify_all();
     }
 
     pub fn stop(&self) {
@@ -448,16 +457,23 @@ pub struct Outbox {
     every: Duration,
     /// Woken whenever some shard took rows in.
     taken: tokio::sync::Notify,
+    /// Read again whenever a shard's queues change.
+    directory: Arc<Directory>,
 }
 
 impl Outbox {
-    pub fn new(config: tokio_postgres::Config, every: Duration) -> Arc<Outbox> {
+    pub fn new(
+        config: tokio_postgres::Config,
+        every: Duration,
+        directory: Arc<Directory>,
+    ) -> Arc<Outbox> {
         Arc::new(Outbox {
             config,
             wakes: Mutex::new(HashMap::new()),
             client: tokio::sync::Mutex::new(None),
             every,
             taken: tokio::sync::Notify::new(),
+            directory,
         })
     }
 
@@ -499,6 +515,9 @@ impl Outbox {
                         Some(Ok(AsyncMessage::Notification(n))) if n.channel() == TAKEN => {
                             outbox.taken.notify_waiters();
                         }
+                        Some(Ok(AsyncMessage::Notification(n))) if n.channel() == QUEUES => {
+                            outbox.directory.refresh_soon();
+                        }
                         Some(Ok(AsyncMessage::Notification(n))) => {
                             if let Ok(shard) = n.payload().parse::<i32>() {
                                 outbox.wake_of(shard).notify_one();
@@ -510,7 +529,9 @@ impl Outbox {
                 }
             });
             client
-                .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {TAKEN}"))
+                .batch_execute(&format!(
+                    "LISTEN {CHANNEL}; LISTEN {TAKEN}; LISTEN {QUEUES}"
+                ))
                 .await
                 .map_err(describe)?;
             *guard = Some(Arc::new(client));

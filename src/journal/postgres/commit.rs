@@ -93,6 +93,10 @@ const GONE: &str = "WITH gone AS (DELETE FROM retsu.queues WHERE shard = $2 AND 
 const FLOOR: &str =
     "DELETE FROM retsu.dedup WHERE queue_uid = $1 AND sequence_number <= $2::text::numeric";
 
+/// The shard's queues changed: the other shards' engines read them again
+/// (`cluster/outbox.rs`).
+const QUEUES_CHANGED: &str = "SELECT pg_notify('retsu_queues', $1::int::text)";
+
 const META: &str = "INSERT INTO retsu.shard_meta (shard, key, value) VALUES ($2, 'engine', $1)
      ON CONFLICT (shard, key) DO UPDATE SET value = excluded.value";
 
@@ -274,6 +278,7 @@ pub(super) async fn commit(
             steps.push((FLOOR, vec![uid, floor]));
         }
         steps.push((META, vec![meta, &shard]));
+        steps.push((QUEUES_CHANGED, vec![&shard]));
     }
     for (key, value) in &kept {
         steps.push((KEEP, vec![key, value]));
