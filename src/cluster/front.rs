@@ -354,12 +354,6 @@ impl Front {
         // the request waits as a failover does.
         let deadline = Instant::now() + self.lease;
         loop {
-            trace.push(format!(
-                "{:?} local={} holder={:?}",
-                t0.elapsed(),
-                self.local(shard).is_some(),
-                self.holder(shard)
-            ));
             if let Some(local) = self.local(shard) {
                 if !self.answering() {
                     return unavailable(
