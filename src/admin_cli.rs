@@ -434,14 +434,22 @@ fn render_cluster(v: &Value) -> String {
                 } else {
                     "candidate".into()
                 },
+                n["shards"]
+                    .as_array()
+                    .map(|s| s.iter().map(text).collect::<Vec<_>>().join(","))
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "-".into()),
                 text(&n["owns"]),
             ]
         })
         .collect();
     format!(
-        "asked: {}\nstore held by: {holder}\n{}",
+        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}",
         text(&v["node"]),
-        table(&["NODE", "URL", "HEARTBEAT", "STATE", "OWNS"], &rows)
+        table(
+            &["NODE", "URL", "HEARTBEAT", "STATE", "SHARDS", "OWNS"],
+            &rows
+        )
     )
 }
 

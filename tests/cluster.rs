@@ -128,6 +128,17 @@ async fn every_node_answers_for_every_queue_and_topic() {
             .map(|n| n["holds_lease"] == true)
             .collect();
         assert_eq!(holds.iter().filter(|h| **h).count(), 1, "{v}");
+        // Each queue and topic is owned by exactly one node.
+        let owners = |kind: &str, name: &str| {
+            v["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|n| n[kind].as_array().unwrap().iter().any(|q| q == name))
+                .count()
+        };
+        assert_eq!(owners("queues", "shared"), 1, "{v}");
+        assert_eq!(owners("topics", "t"), 1, "{v}");
     }
     // The CLI shows the same.
     let out = process::retsu()
@@ -139,7 +150,8 @@ async fn every_node_answers_for_every_queue_and_topic() {
     for node in &c.nodes {
         assert!(text.contains(&node.id), "{text}");
     }
-    assert!(text.contains("every queue and topic"), "{text}");
+    assert!(text.contains("SHARDS"), "{text}");
+    assert!(text.contains("1 queue"), "{text}");
 }
 
 /// `kill -9` of the holder: another node takes the lease within two lease

@@ -295,7 +295,7 @@ impl Front {
         mut req: hyper::Request<Incoming>,
     ) -> axum::response::Response {
         match (req.method(), req.uri().path()) {
-            (&Method::GET, "/_retsu/cluster") => return self.cluster_view(req.headers()),
+            (&Method::GET, "/_retsu/cluster") => return self.cluster_view(req.headers()).await,
             (&Method::POST, "/_retsu/cluster/drain") => return self.drain(req, true).await,
             (&Method::POST, "/_retsu/cluster/undrain") => return self.drain(req, false).await,
             // This node is up, whichever holds the lease.
@@ -631,15 +631,22 @@ impl Front {
         }
         // The node's loop reads the rows now: a drained holder hands over.
         self.stale.notify_one();
-        self.cluster_view(&parts.headers)
+        self.cluster_view(&parts.headers).await
     }
 
-    /// `GET /_retsu/cluster`: the nodes, their heartbeats, and which holds
-    /// the store (and so owns every queue and topic).
-    fn cluster_view(&self, headers: &HeaderMap) -> axum::response::Response {
+    /// `GET /_retsu/cluster`: the nodes, their heartbeats, the shards
+    /// each holds and the queues and topics in them; which node holds
+    /// shard 1 (`lease`: it keeps the cluster's clock).
+    async fn cluster_view(&self, headers: &HeaderMap) -> axum::response::Response {
         if let Some(refused) = self.refused_admin(headers) {
             return refused;
         }
+        // What each shard holds; without the database, the view still
+        // shows the nodes and shards.
+        let names = match &self.placement {
+            Some(p) => p.names().await.unwrap_or_default(),
+            None => Vec::new(),
+        };
         let (view, read) = self.view.read().unwrap_or_else(|p| p.into_inner()).clone();
         let live = view.lease.expires_in_ms.is_some_and(|ms| ms > 0);
         let held_by = |node: &str| -> Vec<i32> {
@@ -655,6 +662,29 @@ impl Front {
             .map(|n| {
                 let holds = live && n.id == view.lease.holder;
                 let shards = held_by(&n.id);
+                let of = |kind: &str| -> Vec<&String> {
+                    names
+                        .iter()
+                        .filter(|(k, _, s)| k == kind && shards.contains(s))
+                        .map(|(_, name, _)| name)
+                        .collect()
+                };
+                let (queues, topics) = (of("queue"), of("topic"));
+                let owns = match (queues.len(), topics.len()) {
+                    _ if shards.is_empty() => "nothing (forwards)".to_string(),
+                    (0, 0) => "no queue or topic yet".to_string(),
+                    (q, t) => {
+                        let count = |n: usize, one: &str, many: &str| match n {
+                            1 => format!("1 {one}"),
+                            n => format!("{n} {many}"),
+                        };
+                        format!(
+                            "{}, {}",
+                            count(q, "queue", "queues"),
+                            count(t, "topic", "topics")
+                        )
+                    }
+                };
                 json!({
                     "id": n.id,
                     "url": n.url,
@@ -663,7 +693,9 @@ impl Front {
                     "holds_lease": holds,
                     "draining": n.draining,
                     "shards": shards,
-                    "owns": if holds { "every queue and topic" } else { "nothing (forwards)" },
+                    "owns": owns,
+                    "queues": queues,
+                    "topics": topics,
                 })
             })
             .collect();

@@ -67,6 +67,45 @@ impl Placement {
         }
     }
 
+    /// Every queue and every placed topic and platform application name:
+    /// (kind, name, shard), by shard and name (the cluster view's "what
+    /// each node owns"), in every account and region. Queues are read from
+    /// the shards' queue rows, so a deleted queue is not listed.
+    pub async fn names(&self) -> Result<Vec<(String, String, i32)>, String> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+                format!(
+                    "cannot connect to PostgreSQL {}: {}",
+                    self.shown,
+                    crate::journal::describe_postgres_error(&e)
+                )
+            })?;
+            tokio::spawn(connection);
+            *guard = Some(client);
+        }
+        let client = guard.as_ref().expect("connected above");
+        let rows = client
+            .query(
+                "SELECT 'queue', record::jsonb->>'name', shard FROM retsu.queues
+                 UNION ALL
+                 SELECT kind, name, shard FROM retsu.placement WHERE kind <> 'queue'
+                 ORDER BY 3, 1, 2",
+                &[],
+            )
+            .await;
+        match rows {
+            Ok(rows) => Ok(rows
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect()),
+            Err(e) => {
+                *guard = None;
+                Err(crate::journal::describe_postgres_error(&e))
+            }
+        }
+    }
+
     /// The shard holding `key`; with `create`, a name not placed yet is
     /// placed first. `None`: not placed (the name does not exist).
     pub async fn shard_of(&self, key: &Key, create: bool) -> Result<Option<i32>, String> {
