@@ -1,32 +1,39 @@
 //! A cluster of Retsu nodes on one PostgreSQL database (`--store
 //! postgres://…` with `--cluster-secret`).
 //!
-//! The store has one lease (`retsu.lease`: holder, epoch, expiry, on the
-//! database's clock). The node holding it owns every queue and topic: it
-//! loads the store into an engine and journals into it, exactly as a
-//! single server does; the other nodes pass every request on to it
-//! (`front.rs`, `forward.rs`). Keeping all queues on one owner keeps
-//! what spans queues (dead-letter moves, move tasks, restores, SNS fan-out)
-//! inside one engine and one commit, so a crash anywhere neither loses
-//! nor duplicates a message on its way between queues.
+//! The store is split into shards (`--shards` when it is made), each with
+//! a lease (`retsu.lease`: holder, epoch, expiry, on the database's
+//! clock). Each queue and topic lives in one shard (`placement.rs`: a new
+//! name goes to the shard with the fewest names), and the node holding a
+//! shard's lease owns what is in it: it loads the shard into an engine of
+//! its own and journals into it, exactly as a single server does with the
+//! whole store. Each node takes an even share of the shards; the others
+//! pass a request on to the holder of its shard (`front.rs`, `forward.rs`,
+//! routed by `route.rs`). A message moving between queues of different
+//! shards (a dead-letter move, a move task, a restore, an SNS delivery) is
+//! handed across through an outbox row written in the source's commit and
+//! taken in the target's (`outbox.rs`), so a crash anywhere neither loses
+//! nor duplicates it.
 //!
-//! Failover: the holder renews the lease several times per lease length;
-//! a node that finds it lapsed takes it with a new epoch, loads the store
-//! and serves. The old holder's answers stop at its lease's end, counted
-//! on its own clock from when it sent the renewal (so before the database
-//! lets anyone take over), and its commits are fenced: each one checks the
-//! epoch in its own transaction (`journal/postgres`), so a node paused or
-//! cut off past its lease can never commit again. A node that finds it
-//! lost the lease exits (its supervisor starts it again, as a candidate):
-//! its engine holds state the store no longer vouches for.
+//! Failover: a holder renews its shards' leases in one statement several
+//! times per lease length; a node that finds a shard lapsed takes it with
+//! a new epoch, loads it and serves. The old holder's answers stop at its
+//! leases' end, counted on its own clock from when it sent the renewal (so
+//! before the database lets anyone take over), and its commits are fenced:
+//! each one checks its shard's epoch in its own transaction
+//! (`journal/postgres`), so a node paused or cut off past its lease can
+//! never commit again. A node that finds it lost a shard exits (its
+//! supervisor starts it again, as a candidate): its engines hold state the
+//! store no longer vouches for.
 //!
-//! A drained node (`retsu.nodes.draining`, set through the admin API)
-//! gives the lease up as a stopping node does and takes it no more; the
-//! nodes LISTEN on one channel, so a released lease or a drain is acted
-//! on at once rather than at the next tick. The virtual clock is the
-//! cluster's (`clock.rs`).
+//! A node beyond its share (a node joined) or drained
+//! (`retsu.nodes.draining`, set through the admin API) gives shards up as a
+//! stopping node does; the nodes LISTEN on one channel, so a released
+//! shard or a drain is acted on at once rather than at the next tick. The
+//! holder of shard 1 keeps the cluster's virtual clock (`clock.rs`) and
+//! applies the configuration file's queues and topics.
 //!
-//! The core knows nothing of this: the cluster wraps the same server
+//! The core knows nothing of this: each shard runs the same server
 //! (`server::start_with_services`) a single node runs.
 
 mod clock;
