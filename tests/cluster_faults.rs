@@ -79,15 +79,41 @@ struct Ledger {
     violations: Vec<String>,
     /// Per FIFO group, the sequence numbers sent and answered.
     fifo_sent: BTreeMap<String, BTreeSet<u64>>,
-    /// Times of answered requests, for the failover gaps.
-    answers: Vec<Instant>,
+    /// Answered requests, by the queue or topic asked, for the failover
+    /// gaps of the queues and topics a lost node owned.
+    answers: Vec<(String, Instant)>,
     failed: u64,
 }
 
 type Shared = Arc<Mutex<Ledger>>;
 
-fn note_answer(ledger: &Shared) {
-    ledger.lock().unwrap().answers.push(Instant::now());
+fn note_answer(ledger: &Shared, asked: &str) {
+    let name = asked.rsplit(['/', ':']).next().unwrap_or(asked).to_string();
+    ledger.lock().unwrap().answers.push((name, Instant::now()));
+}
+
+/// The queues and topics node `i` owns, as the cluster view shows them.
+async fn owned_by(c: &Cluster, i: usize) -> Vec<String> {
+    let Some(i) = (i < c.nodes.len()).then_some(i) else {
+        return Vec::new();
+    };
+    for asked in 0..c.nodes.len() {
+        let Some(v) = c.view(asked).await else {
+            continue;
+        };
+        let Some(node) = v["nodes"]
+            .as_array()
+            .and_then(|nodes| nodes.iter().find(|n| n["id"] == c.nodes[i].id.as_str()))
+        else {
+            continue;
+        };
+        return ["queues", "topics"]
+            .iter()
+            .flat_map(|k| node[*k].as_array().cloned().unwrap_or_default())
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect();
+    }
+    Vec::new()
 }
 
 fn note_failure(ledger: &Shared) {
@@ -181,7 +207,7 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                 {
                     Ok(_) => {
                         ledger.lock().unwrap().sent.insert(body);
-                        note_answer(&ledger);
+                        note_answer(&ledger, &q);
                     }
                     Err(_) => note_failure(&ledger),
                 }
@@ -220,7 +246,7 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                         let mut l = ledger.lock().unwrap();
                         l.sent.insert(body.clone());
                         l.fifo_sent.entry(group.clone()).or_default().insert(s);
-                        l.answers.push(Instant::now());
+                        l.answers.push(("ordered.fifo".to_string(), Instant::now()));
                         break;
                     }
                     note_failure(&ledger);
@@ -254,7 +280,7 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                 {
                     Ok(_) => {
                         ledger.lock().unwrap().sent.insert(body);
-                        note_answer(&ledger);
+                        note_answer(&ledger, &topic);
                     }
                     Err(_) => note_failure(&ledger),
                 }
@@ -291,7 +317,7 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                         note_failure(&ledger);
                         continue;
                     };
-                    note_answer(&ledger);
+                    note_answer(&ledger, q);
                     let fifo_queue = q.ends_with(".fifo");
                     for m in r.messages() {
                         let body = m.body().unwrap_or_default().to_string();
@@ -327,7 +353,8 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                         match d {
                             Ok(_) => {
                                 l.deleted.insert(key);
-                                l.answers.push(Instant::now());
+                                let name = q.rsplit('/').next().unwrap_or(q).to_string();
+                                l.answers.push((name, Instant::now()));
                             }
                             Err(_) => {
                                 l.maybe_deleted.insert(key);
@@ -351,15 +378,20 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
     while started.elapsed() < Duration::from_secs(fault_seconds) {
         step += 1;
         let holder = c.wait_for_holder(LEASE * 10).await;
+        let victim = match step % 5 {
+            1 | 3 => rng.gen_range(0..3),
+            4 if !pg_restarted && pg_dir.is_some() => usize::MAX,
+            _ => holder,
+        };
+        // What the node about to fail owns: its queues' failover is timed.
+        let owned = owned_by(&c, victim).await;
         let before = Instant::now();
-        let lost_holder = match step % 5 {
+        match step % 5 {
             1 => {
-                let victim = rng.gen_range(0..3);
                 eprintln!("fault: kill -9 {}", c.nodes[victim].id);
                 c.kill(victim);
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 c.start_node(victim);
-                victim == holder
             }
             2 => {
                 eprintln!(
@@ -369,15 +401,12 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                 c.signal(holder, "STOP");
                 tokio::time::sleep(LEASE * 2).await;
                 c.signal(holder, "CONT");
-                true
             }
             3 => {
-                let victim = rng.gen_range(0..3);
                 eprintln!("fault: cut {} from PostgreSQL", c.nodes[victim].id);
                 c.nodes[victim].proxy.cut();
                 tokio::time::sleep(LEASE * 2).await;
                 c.nodes[victim].proxy.restore();
-                victim == holder
             }
             4 if !pg_restarted && pg_dir.is_some() => {
                 eprintln!("fault: restart PostgreSQL");
@@ -388,27 +417,30 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
                     .unwrap();
                 assert!(status.success());
                 pg_restarted = true;
-                false
             }
             _ => {
                 eprintln!("fault: kill -9 the holder {}", c.nodes[holder].id);
                 c.kill(holder);
                 c.start_node(holder);
-                true
             }
-        };
+        }
         // Nodes that exited (lost the lease) start again.
         restart_exited(&mut c);
         let _ = c.wait_for_holder(LEASE * 10).await;
         restart_exited(&mut c);
-        if lost_holder {
-            // From the last answer before the fault to the first after it.
+        if !owned.is_empty() {
+            // For each queue or topic the failed node owned, from its last
+            // answer before the fault to its first after it; the longest.
             tokio::time::sleep(Duration::from_millis(500)).await;
             let l = ledger.lock().unwrap();
-            let last = l.answers.iter().filter(|t| **t <= before).max().copied();
-            let first = l.answers.iter().filter(|t| **t > before).min().copied();
-            if let (Some(last), Some(first)) = (last, first) {
-                failovers.push(first - last);
+            let gaps = owned.iter().filter_map(|name| {
+                let times = || l.answers.iter().filter(|(n, _)| n == name).map(|(_, t)| *t);
+                let last = times().filter(|t| *t <= before).max()?;
+                let first = times().filter(|t| *t > before).min()?;
+                Some(first - last)
+            });
+            if let Some(gap) = gaps.max() {
+                failovers.push(gap);
             }
         }
         tokio::time::sleep(Duration::from_millis(1500)).await;
