@@ -514,7 +514,7 @@ async fn run(
                 .copied()
                 .collect();
             let mut going = Vec::new();
-            for shard in extra {
+            for shard in extra.iter().copied() {
                 if let Some(h) = held.remove(&shard) {
                     tracing::info!(shard, draining, "handing a shard over");
                     front.stop_serving_locally(shard);
@@ -525,6 +525,11 @@ async fn run(
                 }
             }
             give_up(going, &mut members).await;
+            // A shard still loading when given up was served by its
+            // load's end, after the front stopped serving it above.
+            for shard in extra {
+                front.stop_serving_locally(shard);
+            }
             front.stale.notify_one();
         }
         for shard in held.keys().copied().collect::<Vec<_>>() {
