@@ -161,9 +161,8 @@ struct Owned {
     journal: Arc<Journal>,
     _closes: ClosesJournal,
     epoch: i64,
-    /// Stores the clock's changes (`clock.rs`): shard 1's holder keeps
-    /// the cluster's clock.
-    clock: Option<clock::Keeper>,
+    /// Shard 1's holder keeps the cluster's clock (`clock.rs`).
+    clock: Option<Arc<clock::Shared>>,
 }
 
 impl Owned {
@@ -185,7 +184,7 @@ impl Owned {
 struct Finished {
     shard: i32,
     epoch: i64,
-    clock: Option<clock::Keeper>,
+    clock: Option<Arc<clock::Shared>>,
 }
 
 impl Finished {
@@ -193,7 +192,7 @@ impl Finished {
     /// clock stored first, when this shard's holder keeps it).
     async fn release(self, members: &mut Membership) {
         if let Some(clock) = self.clock {
-            clock.finish(members, self.epoch).await;
+            clock.hand_over(&members.node, self.epoch).await;
         }
         if let Err(e) = members.release(self.shard, self.epoch).await {
             tracing::warn!(
@@ -247,6 +246,17 @@ pub struct Node {
     task: tokio::task::JoinHandle<()>,
     /// The engine, while this node holds the lease and has loaded it.
     engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+    /// Keeps the node's clock the cluster's until the node is dropped.
+    _clock: Option<AbortOnDrop>,
+}
+
+/// Stops a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Node {
@@ -301,6 +311,19 @@ impl Node {
             front.set_view(view);
         }
         front.set_rows(members.another()).await;
+        // The cluster's clock before any shard is served (`clock.rs`).
+        let follower = match clock::Shared::of(&clock) {
+            Some(shared) => {
+                let follower = Arc::new(clock::Follower::new(shared, &members));
+                if let Err(e) = follower.adopt().await {
+                    let _ = members.leave().await;
+                    return Err(e);
+                }
+                front.set_clock(follower.clone(), settings.lease);
+                Some(follower)
+            }
+            None => None,
+        };
         let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
             Ok(l) => l,
             Err(e) => {
@@ -339,6 +362,9 @@ impl Node {
                 }
             },
         ));
+        let following = follower
+            .clone()
+            .map(|f| AbortOnDrop(tokio::spawn(f.run(settings.lease, settings.lease / 4))));
         tracing::info!(
             address = %endpoint,
             node = %settings.node,
@@ -353,6 +379,7 @@ impl Node {
             Arc::new(plan),
             settings,
             clock,
+            follower,
             members,
             front,
             serving,
@@ -365,6 +392,7 @@ impl Node {
             stop,
             task,
             engine,
+            _clock: following,
         })
     }
 
@@ -426,6 +454,7 @@ async fn run(
     plan: Arc<QueuePlan>,
     settings: Settings,
     clock: Arc<dyn crate::clock::Clock>,
+    follower: Option<Arc<clock::Follower>>,
     mut members: Membership,
     front: Arc<Front>,
     serving: tokio::task::JoinHandle<std::io::Result<()>>,
@@ -496,8 +525,8 @@ async fn run(
                     for (shard, e) in taken {
                         tracing::info!(shard, epoch = e, "took a shard's lease; loading it");
                         let task = load_shard(
-                            shard, e, &config, &plan, &settings, &clock, &front, &engine,
-                            &endpoint, &members,
+                            shard, e, &config, &plan, &settings, &clock, &follower, &front,
+                            &engine, &endpoint, &members,
                         );
                         held.insert(shard, Held::Loading(e, task));
                     }
@@ -626,7 +655,8 @@ async fn run(
 }
 
 /// Starts loading a shard this node just took: the cluster's clock first
-/// (shard 1's holder keeps it), then the shard's rows, then its server.
+/// (shard 1's holder keeps it; for any other shard the stored clock is
+/// read once more), then the shard's rows, then its server.
 #[allow(clippy::too_many_arguments)]
 fn load_shard(
     shard: i32,
@@ -635,6 +665,7 @@ fn load_shard(
     plan: &Arc<QueuePlan>,
     settings: &Settings,
     clock: &Arc<dyn crate::clock::Clock>,
+    follower: &Option<Arc<clock::Follower>>,
     front: &Arc<Front>,
     engine: &Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: &str,
@@ -652,15 +683,19 @@ fn load_shard(
         engine.clone(),
     );
     let clock_rows = members.another();
-    let retry = settings.lease / 4;
+    let follower = follower.clone();
     tokio::spawn(async move {
         // The cluster's clock before the store: the store's deadlines are
         // read on it.
-        let keeper = if shard == 1 {
-            Some(clock::keep(clock_rows, epoch, clock.clone(), retry).await?)
-        } else {
-            None
-        };
+        let mut keeper = None;
+        if let Some(follower) = follower {
+            if shard == 1 {
+                follower.shared.keep(clock_rows, epoch).await?;
+                keeper = Some(follower.shared.clone());
+            } else {
+                follower.adopt().await?;
+            }
+        }
         let owned = own(
             config,
             plan,
@@ -700,7 +735,7 @@ async fn own(
     front: Arc<Front>,
     exit: bool,
     reached_at: String,
-    clock_keeper: Option<clock::Keeper>,
+    clock_keeper: Option<Arc<clock::Shared>>,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
