@@ -103,8 +103,14 @@ impl SigningIdentity {
         let Some(text) = store.read()? else {
             let key = generate_key().map_err(io::Error::other)?;
             let certificate = make_certificate(&key).map_err(io::Error::other)?;
-            store.write(&identity_text(&key, &certificate)?)?;
-            return SigningIdentity::new(key, &certificate);
+            let made = identity_text(&key, &certificate)?;
+            store.write(&made)?;
+            // A store shared by several servers keeps the first identity
+            // written (a cluster's): use whichever it kept.
+            return match store.read()? {
+                Some(kept) if kept != made => SigningIdentity::load_or_create_in(store),
+                _ => SigningIdentity::new(key, &certificate),
+            };
         };
 
         let invalid = |what: &str, e: &dyn fmt::Display| {

@@ -511,6 +511,25 @@ async fn a_deleted_dead_letter_queue_loses_nothing() {
     t.send(&src, "keep me").await;
     assert_eq!(receive_count(&receive_vis(&t, &src, 1, 0).await[0]), "1");
     t.delete_queue(&dlq).await;
+    if common::in_cluster() {
+        // The dead-letter queue may be in another shard, and a receive
+        // may act on what its node read of that shard a moment before the
+        // delete (as AWS takes a while to see a queue gone): the message
+        // then goes back to its source, not to the deleted queue.
+        let got = receive_vis(&t, &src, 1, 0).await;
+        if got.is_empty() {
+            assert_eq!(t.counts(&src).await, (1, 0, 0), "back in its source");
+        } else {
+            assert_eq!(bodies(&got), ["keep me"]);
+            assert_eq!(receive_count(&got[0]), "2");
+        }
+        for _ in 0..3 {
+            let got = receive_vis(&t, &src, 1, 0).await;
+            assert_eq!(bodies(&got), ["keep me"]);
+        }
+        assert_eq!(t.counts(&src).await, (1, 0, 0));
+        return;
+    }
     // Delivered as if there were no policy.
     for n in 2..=4 {
         let got = receive_vis(&t, &src, 1, 0).await;

@@ -78,6 +78,9 @@ pub struct Front {
     /// This node's clock and the lease: a clock change is shared with
     /// every node before it is answered (`front/clock.rs`).
     clock: std::sync::OnceLock<(Arc<super::clock::Follower>, std::time::Duration)>,
+    /// Carries messages between shards; a request that handed some over
+    /// waits (at most this long) until their targets took them in.
+    handovers: std::sync::OnceLock<(Arc<super::outbox::Outbox>, std::time::Duration)>,
 }
 
 impl Front {
@@ -122,6 +125,7 @@ impl Front {
             rows: tokio::sync::Mutex::new(None),
             forwarded: AtomicU64::new(0),
             clock: std::sync::OnceLock::new(),
+            handovers: std::sync::OnceLock::new(),
         })
     }
 
@@ -129,6 +133,16 @@ impl Front {
     /// another node's answer.
     pub fn set_clock(&self, follower: Arc<super::clock::Follower>, lease: std::time::Duration) {
         let _ = self.clock.set((follower, lease));
+    }
+
+    /// Makes requests that hand messages to other shards wait for them
+    /// (see `outbox.rs`), at most `most`.
+    pub fn wait_for_handovers(
+        &self,
+        outbox: Arc<super::outbox::Outbox>,
+        most: std::time::Duration,
+    ) {
+        let _ = self.handovers.set((outbox, most));
     }
 
     /// The lease holds until `until` (a local instant).
@@ -336,10 +350,11 @@ impl Front {
                 );
             }
             let req = hyper::Request::from_parts(parts, axum::body::Body::from(body));
-            let answer = local
-                .call_read(req)
-                .await
-                .unwrap_or_else(|never| match never {});
+            let (answer, handed) = super::outbox::noting_handovers(local.call_read(req)).await;
+            let answer = answer.unwrap_or_else(|never| match never {});
+            if let (false, Some((outbox, most))) = (handed.is_empty(), self.handovers.get()) {
+                outbox.wait_taken(&handed, *most).await;
+            }
             // Paused past the lease while answering: another node may
             // have answered since; this answer may be stale.
             if !self.answering() {

@@ -33,8 +33,10 @@ mod clock;
 mod forward;
 mod front;
 mod membership;
+mod outbox;
 mod placement;
 mod route;
+mod signing;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -154,10 +156,32 @@ impl Drop for ClosesJournal {
     }
 }
 
+/// Aborts a task when dropped (a shard's outbox carrier: it holds the
+/// shard's engine and must not outlive its owner).
+struct Aborts(tokio::task::JoinHandle<()>);
+
+impl Drop for Aborts {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// What the shards' engines share on this node: what the other shards
+/// hold, and the carrier of messages handed between them (`outbox.rs`).
+#[derive(Clone)]
+struct Between {
+    directory: Arc<outbox::Directory>,
+    outbox: Arc<outbox::Outbox>,
+    /// The SNS signing identity every shard signs with.
+    signing: Arc<signing::ClusterKeyStore>,
+}
+
 /// What this node runs for a shard it holds.
 struct Owned {
     shard: i32,
     server: crate::server::RunningServer,
+    /// Takes in what other shards hand this one.
+    carrier: Option<Aborts>,
     journal: Arc<Journal>,
     _closes: ClosesJournal,
     epoch: i64,
@@ -168,7 +192,9 @@ struct Owned {
 impl Owned {
     /// Stops the shard's engine (waiting long polls answer) and commits
     /// what it answered: what must happen before its lease goes.
-    async fn finish(self) -> Finished {
+    async fn finish(mut self) -> Finished {
+        // Nothing more taken in: what was taken commits below.
+        self.carrier.take();
         let _ = self.server.shutdown().await;
         let journal = self.journal.clone();
         let _ = tokio::task::spawn_blocking(move || journal.close()).await;
@@ -338,6 +364,17 @@ impl Node {
             .local_addr()
             .map(|a| format!("http://{}", crate::server::connectable(a)))
             .map_err(|e| e.to_string())?;
+        let every = settings.lease / 4;
+        let directory = outbox::Directory::start(pg.clone(), every);
+        let between = Between {
+            outbox: outbox::Outbox::new(pg.clone(), every, directory.clone()),
+            directory,
+            signing: Arc::new(signing::ClusterKeyStore {
+                config: pg.clone(),
+                shown: shown.clone(),
+            }),
+        };
+        front.wait_for_handovers(between.outbox.clone(), settings.lease);
         let (stop, stopped) = watch::channel(false);
         let engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>> =
             Arc::new(std::sync::Mutex::new(None));
@@ -386,6 +423,7 @@ impl Node {
             stopped,
             engine.clone(),
             endpoint.clone(),
+            between,
         ));
         Ok(Node {
             endpoint,
@@ -461,6 +499,7 @@ async fn run(
     mut stopped: watch::Receiver<bool>,
     engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: String,
+    between: Between,
 ) {
     let mut held: std::collections::BTreeMap<i32, Held> = Default::default();
     let every = settings.lease / 4;
@@ -526,7 +565,7 @@ async fn run(
                         tracing::info!(shard, epoch = e, "took a shard's lease; loading it");
                         let task = load_shard(
                             shard, e, &config, &plan, &settings, &clock, &follower, &front,
-                            &engine, &endpoint, &members,
+                            &engine, &endpoint, &members, &between,
                         );
                         held.insert(shard, Held::Loading(e, task));
                     }
@@ -651,6 +690,7 @@ async fn run(
         &mut members,
     )
     .await;
+    between.directory.stop();
     let _ = members.leave().await;
 }
 
@@ -670,6 +710,7 @@ fn load_shard(
     engine: &Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: &str,
     members: &Membership,
+    between: &Between,
 ) -> tokio::task::JoinHandle<Result<Owned, String>> {
     let exit = settings.exit_on_loss;
     let reached_at = endpoint.to_string();
@@ -684,6 +725,7 @@ fn load_shard(
     );
     let clock_rows = members.another();
     let follower = follower.clone();
+    let between = between.clone();
     tokio::spawn(async move {
         // The cluster's clock before the store: the store's deadlines are
         // read on it.
@@ -696,7 +738,7 @@ fn load_shard(
                 follower.adopt().await?;
             }
         }
-        let owned = own(
+        let mut owned = own(
             config,
             plan,
             url,
@@ -708,8 +750,10 @@ fn load_shard(
             exit,
             reached_at,
             keeper,
+            &between,
         )
         .await?;
+        owned.carrier = Some(Aborts(between.outbox.carry(shard, owned.server.engine())));
         // Served from now, not from the next renewal.
         if shard == 1 {
             *engine.lock().unwrap_or_else(|p| p.into_inner()) = Some(owned.server.engine());
@@ -736,6 +780,7 @@ async fn own(
     exit: bool,
     reached_at: String,
     clock_keeper: Option<Arc<clock::Shared>>,
+    between: &Between,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
@@ -751,6 +796,12 @@ async fn own(
     })
     .await
     .map_err(|e| e.to_string())??;
+    // Before anything runs on it: a transfer may reach another shard.
+    engine.subscribe(Arc::new(outbox::Watch));
+    engine.set_elsewhere(Arc::new(outbox::ShardView {
+        directory: between.directory.clone(),
+        shard,
+    }));
     let base = config
         .pinned_base_url("http://", config.port)
         .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
@@ -759,12 +810,8 @@ async fn own(
             .await
             .map_err(|e| e.to_string())?;
     }
-    let services = crate::server::Services::with_key_store(
-        engine.clone(),
-        Some(Arc::new(crate::notification_signing::JournalKeyStore(
-            journal.clone(),
-        ))),
-    );
+    let services =
+        crate::server::Services::with_key_store(engine.clone(), Some(between.signing.clone()));
     if shard == 1 {
         plan.apply_topics(&services.sns, &base)
             .await
@@ -788,6 +835,7 @@ async fn own(
     Ok(Owned {
         shard,
         server,
+        carrier: None,
         _closes: ClosesJournal(journal.clone()),
         journal,
         epoch,

@@ -61,6 +61,12 @@ pub(super) struct Batch {
     pub prune: Option<u64>,
     /// Kept values for the layers around the engine, by key.
     pub meta: BTreeMap<&'static str, String>,
+    /// Outbox rows to write, in the order handed over. Only a store split
+    /// into shards has them (the SQLite journal's engine has no other
+    /// shard to hand to).
+    pub outbound: Vec<Outbound>,
+    /// Outbox rows this shard took in.
+    pub accepted: Vec<uuid::Uuid>,
 }
 
 impl Batch {
@@ -72,6 +78,8 @@ impl Batch {
             && self.counters.is_empty()
             && self.prune.is_none()
             && self.meta.is_empty()
+            && self.outbound.is_empty()
+            && self.accepted.is_empty()
     }
 
     /// Folds `ops`, in the order published, into the batch.
@@ -124,6 +132,8 @@ impl Batch {
                 Op::Meta { key, value } => {
                     self.meta.insert(key, value);
                 }
+                Op::Outbound(records) => self.outbound.extend(records),
+                Op::Accepted(id) => self.accepted.push(id),
                 Op::Queues(state) => {
                     for q in &state.queues {
                         let c = self.counters.entry(q.uid).or_default();

@@ -76,6 +76,14 @@ impl Subscriber for Feed {
         self.0.push_or_hold(ops);
     }
 
+    fn outbound(&self, records: &[Outbound]) {
+        self.0.push_or_hold(vec![Op::Outbound(records.to_vec())]);
+    }
+
+    fn accepted(&self, outbound_id: uuid::Uuid) {
+        self.0.push_or_hold(vec![Op::Accepted(outbound_id)]);
+    }
+
     fn queues_changed(&self, state: &EngineState) {
         self.0.push_or_hold(vec![Op::Queues(state.clone())]);
     }

@@ -57,7 +57,7 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::engine::events::{Event, Subscriber};
 use crate::engine::persist::{DedupRecord, Durability, EngineState, DEDUP_WINDOW_MS};
-use crate::engine::{Engine, EngineConfig, StoredMessage, Transition};
+use crate::engine::{Engine, EngineConfig, Outbound, StoredMessage, Transition};
 use crate::error::SqsError;
 
 /// How often `--durability relaxed` commits: the most it can lose.
@@ -208,6 +208,12 @@ enum Op {
         slot: u64,
     },
     Queues(EngineState),
+    /// Messages on their way to queues of other shards (an outbox row
+    /// each, written with the change that took them out of their source).
+    Outbound(Vec<Outbound>),
+    /// A hand-over this shard took in: its outbox row is marked taken in
+    /// the commit that stores the message.
+    Accepted(uuid::Uuid),
     /// A value kept for a layer around the engine (SNS's signing key).
     Meta {
         key: &'static str,

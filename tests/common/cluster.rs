@@ -170,9 +170,19 @@ impl Cluster {
         }
         let i = holder?;
         let id = self.nodes[i].id.as_str();
+        // Every shard held, by a node that answers: requests for any
+        // queue or topic are served.
+        let answering: Vec<&serde_json::Value> = views.iter().map(|v| &v["node"]).collect();
+        let all_held = |v: &serde_json::Value| {
+            v["shards"].as_array().is_some_and(|shards| {
+                shards
+                    .iter()
+                    .all(|s| s["live"] == true && answering.contains(&&s["holder"]))
+            })
+        };
         views
             .iter()
-            .all(|v| v["lease"]["holder"] == id && v["lease"]["live"] == true)
+            .all(|v| v["lease"]["holder"] == id && v["lease"]["live"] == true && all_held(v))
             .then_some(i)
     }
 

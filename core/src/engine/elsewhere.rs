@@ -32,7 +32,15 @@ use crate::api::MessageAttributes;
 /// target is not in the engine, so answer from memory.
 pub trait Elsewhere: Send + Sync {
     /// The facts a cross-queue check needs, or `None`: no such queue.
+    /// May be a little behind (an SNS delivery asks it on every publish).
     fn queue(&self, arn: &str) -> Option<RemoteQueue>;
+
+    /// As [`Elsewhere::queue`], read where the truth is kept: for a check
+    /// or a message's move that must not act on an older answer (a queue
+    /// deleted or its RedriveAllowPolicy changed a moment ago).
+    fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {
+        self.queue(arn)
+    }
 
     /// Whether some queue elsewhere names `arn` as its dead-letter queue
     /// (StartMessageMoveTask accepts only a dead-letter queue as source).
@@ -188,6 +196,16 @@ impl Engine {
             return None;
         }
         elsewhere.queue(arn)
+    }
+
+    /// As [`Engine::remote_queue`], asked where the truth is kept (see
+    /// [`Elsewhere::queue_now`]).
+    pub(super) fn remote_queue_now(&self, arn: &str) -> Option<RemoteQueue> {
+        let elsewhere = self.elsewhere.get()?;
+        if !self.shared.events.is_active() {
+            return None;
+        }
+        elsewhere.queue_now(arn)
     }
 
     /// Whether a queue elsewhere dead-letters into `arn`.

@@ -416,7 +416,7 @@ impl Engine {
         if let Some(q) = self.queue_by_key(key) {
             return Some(RestoreTo::Here(q));
         }
-        let remote = self.remote_queue(&key.arn()).filter(|r| !r.deleted)?;
+        let remote = self.remote_queue_now(&key.arn()).filter(|r| !r.deleted)?;
         Some(RestoreTo::Elsewhere(key.clone(), remote.fifo))
     }
 

@@ -202,7 +202,7 @@ impl Engine {
         let target = &policy.dead_letter_target_arn;
         let (fifo, allowed) = match self.queue_by_arn(target) {
             Some(local) => (local.is_fifo(), allows(&local, &key.arn())),
-            None => match self.remote_queue(target).filter(|r| !r.deleted) {
+            None => match self.remote_queue_now(target).filter(|r| !r.deleted) {
                 Some(remote) => (remote.fifo, remote.allows(&key.arn())),
                 None => return Err(fail("Dead letter target does not exist.")),
             },
@@ -242,6 +242,7 @@ impl Engine {
             }
             None => {
                 let key = QueueKey::from_arn(target)?;
+                // Asked again when a message moves (`dead_letter`).
                 let remote = self.remote_queue(target)?;
                 if key.region != queue.key.region
                     || key.account != queue.key.account
@@ -269,9 +270,12 @@ impl Engine {
         redrive: Redrive<'_>,
         messages: Vec<StoredMessage>,
     ) {
-        let dlq = match &redrive.dlq {
+        let target = match &redrive.dlq {
+            Target::Here(dlq) if dlq.is_deleted() => source,
             Target::Here(dlq) => dlq,
-            Target::Elsewhere(arn) => {
+            // Asked where the truth is kept: a message handed to a queue
+            // deleted a moment ago would be lost.
+            Target::Elsewhere(arn) if self.remote_queue_now(arn).is_some_and(|r| !r.deleted) => {
                 // Out of the source (its events are in this group already)
                 // and on its way, in the same group.
                 for mut m in messages {
@@ -281,9 +285,9 @@ impl Engine {
                 }
                 return;
             }
+            Target::Elsewhere(_) => source,
         };
         let now = self.now();
-        let target = if dlq.is_deleted() { source } else { dlq };
         let mut state = target.lock_at(now);
         for mut m in messages {
             if !Arc::ptr_eq(target, source) {
@@ -456,7 +460,7 @@ impl Engine {
         if let Some(q) = self.queue_by_arn(&arn) {
             return Some(Target::Here(q));
         }
-        let remote = self.remote_queue(&arn)?;
+        let remote = self.remote_queue_now(&arn)?;
         (!remote.deleted).then_some(Target::Elsewhere(arn))
     }
 

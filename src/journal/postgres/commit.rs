@@ -93,6 +93,10 @@ const GONE: &str = "WITH gone AS (DELETE FROM retsu.queues WHERE shard = $2 AND 
 const FLOOR: &str =
     "DELETE FROM retsu.dedup WHERE queue_uid = $1 AND sequence_number <= $2::text::numeric";
 
+/// The shard's queues changed: the other shards' engines read them again
+/// (`cluster/outbox.rs`).
+const QUEUES_CHANGED: &str = "SELECT pg_notify('retsu_queues', $1::int::text)";
+
 const META: &str = "INSERT INTO retsu.shard_meta (shard, key, value) VALUES ($2, 'engine', $1)
      ON CONFLICT (shard, key) DO UPDATE SET value = excluded.value";
 
@@ -111,6 +115,34 @@ const COUNTERS: &str = "INSERT INTO retsu.counters (queue_uid, next_slot, next_n
 
 /// A cluster node's commit goes through only while it holds the lease.
 const FENCE: &str = "SELECT retsu.fence($3, $1, $2)";
+
+/// Messages handed to queues of other shards: each row goes to its
+/// target's shard (0 when the name is not placed: kept, never taken, and
+/// logged by whoever finds it), and each shard given rows hears of it.
+/// A row already there (a retried commit that had in fact landed, its row
+/// perhaps taken since) is left as it is.
+const OUTBOX_PUT: &str = "WITH r AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+            WITH ORDINALITY AS r(id, account, region, name, record, ord)),
+     put AS (
+        INSERT INTO retsu.outbox (id, target_shard, record)
+        SELECT r.id, COALESCE(p.shard, 0), r.record FROM r
+        LEFT JOIN retsu.placement p ON p.kind = 'queue' AND p.account = r.account
+            AND p.region = r.region AND p.name = r.name
+        ORDER BY r.ord
+        ON CONFLICT (id) DO NOTHING
+        RETURNING target_shard)
+     SELECT pg_notify('retsu_outbox', s::text) FROM (SELECT DISTINCT target_shard AS s FROM put) t";
+
+/// Hand-overs this shard stored: never offered again.
+const OUTBOX_TAKEN: &str = "WITH t AS (UPDATE retsu.outbox SET taken_at = now()
+        WHERE id = ANY($1::text[]) AND taken_at IS NULL RETURNING 1)
+     SELECT pg_notify('retsu_outbox_taken', '') WHERE EXISTS (SELECT 1 FROM t)";
+
+/// Taken rows are kept long enough that a source's retried commit finds
+/// them (and does not write them again), then go.
+const PRUNE_OUTBOX: &str = "DELETE FROM retsu.outbox
+     WHERE target_shard = $1 AND taken_at < now() - interval '10 minutes'";
 
 const PRUNE_DEDUP: &str = "DELETE FROM retsu.dedup WHERE expires_ms < $1";
 const PRUNE_ATTEMPTS: &str = "DELETE FROM retsu.attempts WHERE expires_ms < $1";
@@ -193,6 +225,8 @@ pub(super) async fn commit(
     let counters = CounterColumns::of(batch);
     let kept: Vec<(&str, &str)> = batch.meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let prune = batch.prune.map(|now| now as i64);
+    let outbound = OutboundColumns::of(batch);
+    let accepted: Vec<String> = batch.accepted.iter().map(|id| id.to_string()).collect();
 
     // The statements, in order.
     let mut steps: Vec<(&'static str, Params<'_>)> = Vec::new();
@@ -244,13 +278,21 @@ pub(super) async fn commit(
             steps.push((FLOOR, vec![uid, floor]));
         }
         steps.push((META, vec![meta, &shard]));
+        steps.push((QUEUES_CHANGED, vec![&shard]));
     }
     for (key, value) in &kept {
         steps.push((KEEP, vec![key, value]));
     }
+    if !outbound.ids.is_empty() {
+        steps.push((OUTBOX_PUT, outbound.params()));
+    }
+    if !accepted.is_empty() {
+        steps.push((OUTBOX_TAKEN, vec![&accepted]));
+    }
     if let Some(now) = &prune {
         steps.push((PRUNE_DEDUP, vec![now]));
         steps.push((PRUNE_ATTEMPTS, vec![now]));
+        steps.push((PRUNE_OUTBOX, vec![&shard]));
     }
 
     let mut statements = Vec::with_capacity(steps.len());
@@ -599,5 +641,50 @@ impl CounterColumns {
 
     fn params(&self) -> Params<'_> {
         vec![&self.queues, &self.slots, &self.nonces, &self.sequences]
+    }
+}
+
+/// The outbox rows' columns: the target queue's name split out of its ARN
+/// (to find its shard), the record as JSON.
+struct OutboundColumns {
+    ids: Vec<String>,
+    accounts: Vec<String>,
+    regions: Vec<String>,
+    names: Vec<String>,
+    records: Vec<String>,
+}
+
+impl OutboundColumns {
+    fn of(batch: &Batch) -> OutboundColumns {
+        let mut c = OutboundColumns {
+            ids: Vec::new(),
+            accounts: Vec::new(),
+            regions: Vec::new(),
+            names: Vec::new(),
+            records: Vec::new(),
+        };
+        for o in &batch.outbound {
+            let key = crate::engine::QueueKey::from_arn(&o.target_arn);
+            let (account, region, name) = key
+                .map(|k| (k.account, k.region, k.name))
+                .unwrap_or_default();
+            c.ids.push(o.id.to_string());
+            c.accounts.push(account);
+            c.regions.push(region);
+            c.names.push(name);
+            c.records
+                .push(serde_json::to_string(o).expect("an outbound record serializes"));
+        }
+        c
+    }
+
+    fn params(&self) -> Params<'_> {
+        vec![
+            &self.ids,
+            &self.accounts,
+            &self.regions,
+            &self.names,
+            &self.records,
+        ]
     }
 }

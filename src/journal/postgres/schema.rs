@@ -117,7 +117,11 @@ CREATE TABLE retsu.clock (
 /// the engine-level state (deleted names, move tasks, topics) is kept per
 /// shard; `placement` says which shard holds each queue and topic name,
 /// and its key makes names unique across the store. What a format 3 store
-/// held becomes shard 1's; `fence` checks one shard's lease.
+/// held becomes shard 1's; `fence` checks one shard's lease. `outbox`
+/// carries messages between queues of different shards: a row is written
+/// in the commit that takes the message out of its source, and marked
+/// taken in the commit that stores it in its target (kept a while after,
+/// so a source's retried commit cannot write it again as new).
 const CLUSTER_4: &str = "
 ALTER TABLE retsu.lease DROP CONSTRAINT IF EXISTS lease_id_check;
 ALTER TABLE retsu.lease ADD CONSTRAINT lease_shard CHECK (id >= 1);
@@ -141,6 +145,14 @@ CREATE TABLE retsu.placement (
     PRIMARY KEY (kind, account, region, name)
 );
 CREATE INDEX placement_shard ON retsu.placement (shard);
+CREATE TABLE retsu.outbox (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    target_shard int NOT NULL,
+    record text NOT NULL,
+    taken_at timestamptz
+);
+CREATE INDEX outbox_waiting ON retsu.outbox (target_shard, seq) WHERE taken_at IS NULL;
 INSERT INTO retsu.placement (kind, account, region, name, shard)
     SELECT 'queue', r->>'account', r->>'region', r->>'name', 1
     FROM (SELECT record::jsonb AS r FROM retsu.queues) q

@@ -92,7 +92,7 @@ impl Engine {
             .ok_or_else(|| not_found("SourceArn"))?;
         if let Some(dest) = &r.destination_arn {
             QueueKey::from_arn(dest).ok_or_else(|| arn_format_error("DestinationArn"))?;
-            let held_elsewhere = || self.remote_queue(dest).is_some_and(|r| !r.deleted);
+            let held_elsewhere = || self.remote_queue_now(dest).is_some_and(|r| !r.deleted);
             if self.queue_by_arn(dest).is_none() && !held_elsewhere() {
                 return Err(not_found("DestinationArn"));
             }

@@ -1,0 +1,666 @@
+//! Messages between queues of different shards: what a shard's engine
+//! may hand to a queue it does not hold, and how the hand-over reaches the
+//! target's engine, wherever that runs.
+//!
+//! A dead-letter move, a move task, an admin restore or an SNS delivery
+//! whose target queue is in another shard is not a transfer inside one
+//! engine and one commit. The source's engine asks [`ShardView`] (its
+//! [`Elsewhere`]) whether the target exists elsewhere and what it is, then
+//! takes the message out of its source and hands an [`Outbound`] record
+//! to its journal, which writes it to `retsu.outbox` in the same commit as
+//! the source's change, addressed to the target's shard, and notifies that
+//! shard (`journal/postgres/commit.rs`). The shard's holder ([`Outbox::carry`])
+//! reads its rows in the order written, gives each to its engine's
+//! `accept_inbound`, and the journal marks the row taken in the commit
+//! that stores the message. So a crash of either side, before or after
+//! either commit, neither loses the message nor stores it twice: the row
+//! exists exactly when the source's change does, and it is taken exactly
+//! when the target's message exists (an engine also refuses a record it
+//! accepted already and has not committed yet).
+//!
+//! A request that handed messages over is answered once its targets took
+//! them in (or after a lease at most, when a target's shard is between
+//! owners): a publish fanned out to a queue of another shard, or a receive
+//! that dead-lettered, is then seen in its target by the caller's next
+//! request, as on a single server.
+//!
+//! What other shards hold is read from `retsu.queues` (every shard's
+//! queue records): refreshed every quarter lease, and at once when an
+//! engine asks for a queue it does not know (a queue just created
+//! elsewhere), at most once a second for each name that stays unknown,
+//! so a subscription to a deleted queue does not cost a read per publish.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio_postgres::{AsyncMessage, Client, NoTls};
+
+use crate::engine::persist::QueueRecord;
+use crate::engine::{Elsewhere, Engine, Outbound, RemoteQueue};
+
+/// The channel a commit that writes outbox rows notifies, with the target
+/// shard as the payload (`journal/postgres/commit.rs`).
+const CHANNEL: &str = "retsu_outbox";
+
+/// The channel a commit that takes outbox rows in notifies.
+const TAKEN: &str = "retsu_outbox_taken";
+
+/// The channel a commit that changes a shard's queues notifies.
+const QUEUES: &str = "retsu_queues";
+
+tokio::task_local! {
+    /// The hand-overs made while answering the request this task serves.
+    static HANDED: std::cell::RefCell<Vec<uuid::Uuid>>;
+}
+
+/// Runs `answer` (a request served by a local shard) and returns what it
+/// answered with the ids of the messages it handed to other shards.
+pub async fn noting_handovers<T>(
+    answer: impl std::future::Future<Output = T>,
+) -> (T, Vec<uuid::Uuid>) {
+    HANDED
+        .scope(std::cell::RefCell::new(Vec::new()), async move {
+            let answered = answer.await;
+            (answered, HANDED.with(|h| h.take()))
+        })
+        .await
+}
+
+/// Notes a shard engine's hand-overs for the request that made them
+/// (subscribed to each shard's engine; the engine hands over on the
+/// thread that serves the request).
+pub struct Watch;
+
+impl crate::engine::events::Subscriber for Watch {
+    fn publish(&self, _events: &[crate::engine::events::Event]) {}
+
+    fn outbound(&self, records: &[Outbound]) {
+        let _ = HANDED.try_with(|h| h.borrow_mut().extend(records.iter().map(|r| r.id)));
+    }
+}
+
+/// A name still unknown after a fresh read is read again for after this.
+const UNKNOWN_FOR: Duration = Duration::from_secs(1);
+
+/// How long an engine waits for a fresh read of what other shards hold.
+const READ_WAIT: Duration = Duration::from_secs(2);
+
+/// Rows carried per read.
+const ROWS_PER_READ: i64 = 256;
+
+/// What one read of `retsu.queues` found.
+#[derive(Default)]
+struct Snapshot {
+    /// By ARN: the queue's shard and the facts a transfer checks.
+    queues: HashMap<String, (i32, RemoteQueue)>,
+    /// (ARN, shard) of every queue some queue of `shard` dead-letters into.
+    targets: HashSet<(String, i32)>,
+}
+
+/// A question asked of the database itself, not of the last read.
+enum Lookup {
+    /// The queue with this ARN: its shard and facts.
+    Queue(String),
+    /// Whether a queue outside shard `.1` dead-letters into ARN `.0`.
+    Target(String, i32),
+}
+
+enum Answer {
+    Queue(Option<(i32, RemoteQueue)>),
+    Target(bool),
+}
+
+#[derive(Default)]
+struct Rounds {
+    /// Reads started and finished so far.
+    started: u64,
+    finished: u64,
+    /// A read is asked for.
+    asked: bool,
+    stop: bool,
+    /// Lookups waiting for the reader, each with where its answer goes.
+    lookups: Vec<(Lookup, std::sync::mpsc::SyncSender<Answer>)>,
+}
+
+/// The queues of every shard, as last read. One per node.
+pub struct Directory {
+    snapshot: RwLock<Arc<Snapshot>>,
+    rounds: Mutex<Rounds>,
+    changed: Condvar,
+    /// Names asked for and not found by a read that began after the ask.
+    unknown: Mutex<HashMap<String, Instant>>,
+}
+
+impl Directory {
+    /// Starts reading on a thread of its own (engines ask from inside
+    /// their work, which must not wait on the runtime they run on).
+    pub fn start(config: tokio_postgres::Config, every: Duration) -> Arc<Directory> {
+        let directory = Arc::new(Directory {
+            snapshot: RwLock::new(Arc::new(Snapshot::default())),
+            rounds: Mutex::new(Rounds::default()),
+            changed: Condvar::new(),
+            unknown: Mutex::new(HashMap::new()),
+        });
+        let reader = Arc::downgrade(&directory);
+        std::thread::Builder::new()
+            .name("retsu-directory".into())
+            .spawn(move || read_forever(reader, config, every))
+            .expect("a thread starts");
+        directory
+    }
+
+    /// Reads again soon (a shard's queues changed).
+    fn refresh_soon(&self) {
+        self.rounds.lock().unwrap_or_else(|p| p.into_inner()).asked = true;
+        self.changed.notify_all();
+    }
+
+    pub fn stop(&self) {
+        self.rounds.lock().unwrap_or_else(|p| p.into_inner()).stop = true;
+        self.changed.notify_all();
+    }
+
+    fn current(&self) -> Arc<Snapshot> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Waits (bounded) for a read that begins after this call.
+    fn read_now(&self) {
+        let mut rounds = self.rounds.lock().unwrap_or_else(|p| p.into_inner());
+        let wanted = rounds.started + 1;
+        rounds.asked = true;
+        self.changed.notify_all();
+        let deadline = Instant::now() + READ_WAIT;
+        while rounds.finished < wanted && !rounds.stop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            rounds = self
+                .changed
+                .wait_timeout(rounds, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Asks the database (through the reader's connection); `None` when
+    /// it cannot answer in time.
+    fn ask(&self, lookup: Lookup) -> Option<Answer> {
+        let (send, answer) = std::sync::mpsc::sync_channel(1);
+        {
+            let mut rounds = self.rounds.lock().unwrap_or_else(|p| p.into_inner());
+            if rounds.stop {
+                return None;
+            }
+            rounds.lookups.push((lookup, send));
+        }
+        self.changed.notify_all();
+        answer.recv_timeout(READ_WAIT).ok()
+    }
+
+    /// Looks `key` up with `find`; a miss reads again, unless the same
+    /// key missed a fresh read lately.
+    fn look<T>(&self, key: &str, find: impl Fn(&Snapshot) -> Option<T>) -> Option<T> {
+        if let Some(found) = find(&self.current()) {
+            return Some(found);
+        }
+        let lately = self
+            .unknown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .is_some_and(|at| at.elapsed() < UNKNOWN_FOR);
+        if lately {
+            return None;
+        }
+        self.read_now();
+        let found = find(&self.current());
+        let mut unknown = self.unknown.lock().unwrap_or_else(|p| p.into_inner());
+        match found {
+            Some(_) => {
+                unknown.remove(key);
+            }
+            None => {
+                unknown.retain(|_, at| at.elapsed() < UNKNOWN_FOR);
+                unknown.insert(key.to_string(), Instant::now());
+            }
+        }
+        found
+    }
+}
+
+fn read_forever(
+    directory: std::sync::Weak<Directory>,
+    config: tokio_postgres::Config,
+    every: Duration,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("cannot start the outbox directory's runtime: {e}");
+            return;
+        }
+    };
+    let mut client: Option<Client> = None;
+    loop {
+        let Some(dir) = directory.upgrade() else {
+            return;
+        };
+        let lookups =
+            std::mem::take(&mut dir.rounds.lock().unwrap_or_else(|p| p.into_inner()).lookups);
+        if !lookups.is_empty() {
+            for (lookup, reply) in lookups {
+                match runtime.block_on(look_up(&mut client, &config, &lookup)) {
+                    Ok(answer) => {
+                        let _ = reply.send(answer);
+                    }
+                    Err(e) => {
+                        client = None;
+                        tracing::debug!("cannot look a queue up: {e}");
+                    }
+                }
+            }
+            continue;
+        }
+        {
+            let mut rounds = dir.rounds.lock().unwrap_or_else(|p| p.into_inner());
+            if !rounds.asked && !rounds.stop && rounds.lookups.is_empty() {
+                rounds = dir
+                    .changed
+                    .wait_timeout(rounds, every)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            if rounds.stop {
+                return;
+            }
+            if !rounds.lookups.is_empty() && !rounds.asked {
+                continue;
+            }
+            rounds.asked = false;
+            rounds.started += 1;
+        }
+        match runtime.block_on(read(&mut client, &config)) {
+            Ok(snapshot) => {
+                *dir.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+            }
+            Err(e) => {
+                client = None;
+                tracing::debug!("cannot read the shards' queues: {e}");
+            }
+        }
+        dir.rounds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finished += 1;
+        dir.changed.notify_all();
+    }
+}
+
+async fn connected<'a>(
+    client: &'a mut Option<Client>,
+    config: &tokio_postgres::Config,
+) -> Result<&'a Client, tokio_postgres::Error> {
+    if client.as_ref().is_none_or(|c| c.is_closed()) {
+        let (c, connection) = config.connect(NoTls).await?;
+        tokio::spawn(connection);
+        *client = Some(c);
+    }
+    Ok(client.as_ref().expect("connected above"))
+}
+
+/// A stored queue record as another shard's engine sees it: its ARN, the
+/// facts, and the queue it dead-letters into, if any.
+fn remote_of(text: &str) -> Option<(String, RemoteQueue, Option<String>)> {
+    let record = serde_json::from_str::<QueueRecord>(text).ok()?;
+    let target = record
+        .attributes
+        .get("RedrivePolicy")
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+        .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(String::from));
+    let remote = RemoteQueue {
+        fifo: record.fifo,
+        redrive_allow_policy: record.attributes.get("RedriveAllowPolicy").cloned(),
+        deleted: false,
+    };
+    let key = crate::engine::QueueKey {
+        region: record.region,
+        account: record.account,
+        name: record.name,
+    };
+    Some((key.arn(), remote, target))
+}
+
+async fn read(
+    client: &mut Option<Client>,
+    config: &tokio_postgres::Config,
+) -> Result<Snapshot, tokio_postgres::Error> {
+    let rows = connected(client, config)
+        .await?
+        .query("SELECT shard, record FROM retsu.queues", &[])
+        .await?;
+    let mut snapshot = Snapshot::default();
+    for row in rows {
+        let shard: i32 = row.get(0);
+        let Some((arn, remote, target)) = remote_of(row.get(1)) else {
+            continue;
+        };
+        if let Some(target) = target {
+            snapshot.targets.insert((target, shard));
+        }
+        snapshot.queues.insert(arn, (shard, remote));
+    }
+    Ok(snapshot)
+}
+
+async fn look_up(
+    client: &mut Option<Client>,
+    config: &tokio_postgres::Config,
+    lookup: &Lookup,
+) -> Result<Answer, tokio_postgres::Error> {
+    let client = connected(client, config).await?;
+    match lookup {
+        Lookup::Queue(arn) => {
+            let Some(key) = crate::engine::QueueKey::from_arn(arn) else {
+                return Ok(Answer::Queue(None));
+            };
+            // The name's shard, then that shard's record of it.
+            let row = client
+                .query_opt(
+                    "SELECT q.shard, q.record FROM retsu.placement p
+                     JOIN retsu.queues q ON q.shard = p.shard
+                        AND q.record::jsonb->>'account' = p.account
+                        AND q.record::jsonb->>'region' = p.region
+                        AND q.record::jsonb->>'name' = p.name
+                     WHERE p.kind = 'queue' AND p.account = $1 AND p.region = $2 AND p.name = $3",
+                    &[&key.account, &key.region, &key.name],
+                )
+                .await?;
+            Ok(Answer::Queue(row.and_then(|row| {
+                let shard: i32 = row.get(0);
+                remote_of(row.get(1)).map(|(_, remote, _)| (shard, remote))
+            })))
+        }
+        Lookup::Target(arn, shard) => {
+            let row = client
+                .query_opt(
+                    "SELECT 1 FROM retsu.queues WHERE shard <> $1
+                     AND (record::jsonb->'attributes'->>'RedrivePolicy')::jsonb->>'deadLetterTargetArn' = $2
+                     LIMIT 1",
+                    &[shard, arn],
+                )
+                .await?;
+            Ok(Answer::Target(row.is_some()))
+        }
+    }
+}
+
+/// What one shard's engine sees of the others: their queues, not its own
+/// (a queue of its own that it no longer has is gone, whatever an older
+/// read says).
+pub struct ShardView {
+    pub directory: Arc<Directory>,
+    pub shard: i32,
+}
+
+impl Elsewhere for ShardView {
+    fn queue(&self, arn: &str) -> Option<RemoteQueue> {
+        self.directory.look(arn, |s| {
+            s.queues
+                .get(arn)
+                .filter(|(shard, _)| *shard != self.shard)
+                .map(|(_, q)| q.clone())
+        })
+    }
+
+    fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {
+        match self.directory.ask(Lookup::Queue(arn.to_string())) {
+            Some(Answer::Queue(found)) => found
+                .filter(|(shard, _)| *shard != self.shard)
+                .map(|(_, q)| q),
+            // The database did not answer in time: what was read last.
+            _ => self.queue(arn),
+        }
+    }
+
+    /// Asked by StartMessageMoveTask only: read where the truth is kept.
+    fn is_dead_letter_target(&self, arn: &str) -> bool {
+        match self
+            .directory
+            .ask(Lookup::Target(arn.to_string(), self.shard))
+        {
+            Some(Answer::Target(found)) => found,
+            _ => self
+                .directory
+                .current()
+                .targets
+                .iter()
+                .any(|(t, shard)| t == arn && *shard != self.shard),
+        }
+    }
+}
+
+/// Carries outbox rows to the engines of the shards this node holds.
+pub struct Outbox {
+    config: tokio_postgres::Config,
+    /// Woken when a shard's rows may be waiting, by shard.
+    wakes: Mutex<HashMap<i32, Arc<tokio::sync::Notify>>>,
+    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    every: Duration,
+    /// Woken whenever some shard took rows in.
+    taken: tokio::sync::Notify,
+    /// Read again whenever a shard's queues change.
+    directory: Arc<Directory>,
+}
+
+impl Outbox {
+    pub fn new(
+        config: tokio_postgres::Config,
+        every: Duration,
+        directory: Arc<Directory>,
+    ) -> Arc<Outbox> {
+        Arc::new(Outbox {
+            config,
+            wakes: Mutex::new(HashMap::new()),
+            client: tokio::sync::Mutex::new(None),
+            every,
+            taken: tokio::sync::Notify::new(),
+            directory,
+        })
+    }
+
+    fn wake_of(&self, shard: i32) -> Arc<tokio::sync::Notify> {
+        self.wakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(shard)
+            .or_default()
+            .clone()
+    }
+
+    fn wake_all(&self) {
+        for wake in self
+            .wakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            wake.notify_one();
+        }
+    }
+
+    /// The connection rows are read on, LISTENing for new ones; after a
+    /// reconnect every shard looks (notices may have been missed).
+    async fn client(self: &Arc<Self>) -> Result<Arc<Client>, String> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            let describe = |e: tokio_postgres::Error| crate::journal::describe_postgres_error(&e);
+            let (client, mut connection) = self.config.connect(NoTls).await.map_err(describe)?;
+            let outbox = Arc::downgrade(self);
+            tokio::spawn(async move {
+                loop {
+                    let message = std::future::poll_fn(|cx| connection.poll_message(cx)).await;
+                    let Some(outbox) = outbox.upgrade() else {
+                        return;
+                    };
+                    match message {
+                        Some(Ok(AsyncMessage::Notification(n))) if n.channel() == TAKEN => {
+                            outbox.taken.notify_waiters();
+                        }
+                        Some(Ok(AsyncMessage::Notification(n))) if n.channel() == QUEUES => {
+                            outbox.directory.refresh_soon();
+                        }
+                        Some(Ok(AsyncMessage::Notification(n))) => {
+                            if let Ok(shard) = n.payload().parse::<i32>() {
+                                outbox.wake_of(shard).notify_one();
+                            }
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => return,
+                    }
+                }
+            });
+            client
+                .batch_execute(&format!(
+                    "LISTEN {CHANNEL}; LISTEN {TAKEN}; LISTEN {QUEUES}"
+                ))
+                .await
+                .map_err(describe)?;
+            *guard = Some(Arc::new(client));
+            self.wake_all();
+            self.taken.notify_waiters();
+        }
+        Ok(guard.clone().expect("connected above"))
+    }
+
+    /// Waits until the rows `ids` are taken in by their targets, or
+    /// `most` passed (a target's shard between owners: the message gets
+    /// there when a node takes the shard; the answer need not wait).
+    pub async fn wait_taken(self: &Arc<Self>, ids: &[uuid::Uuid], most: Duration) {
+        let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+        let deadline = tokio::time::Instant::now() + most;
+        loop {
+            let taken = self.taken.notified();
+            tokio::pin!(taken);
+            taken.as_mut().enable();
+            let waiting = match self.client().await {
+                Ok(client) => client
+                    .query_one(
+                        "SELECT count(*) FROM retsu.outbox WHERE id = ANY($1::text[]) AND taken_at IS NULL",
+                        &[&ids],
+                    )
+                    .await
+                    .map(|row| row.get::<_, i64>(0))
+                    .map_err(|e| crate::journal::describe_postgres_error(&e)),
+                Err(e) => Err(e),
+            };
+            match waiting {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!("cannot read whether hand-overs were taken: {e}");
+                    *self.client.lock().await = None;
+                }
+            }
+            if tokio::time::timeout_at(deadline, taken).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Carries `shard`'s rows to `engine` until the task is aborted (the
+    /// shard given up): at once, whenever a commit notifies the shard,
+    /// and every quarter lease in case a notice was lost.
+    pub fn carry(self: &Arc<Self>, shard: i32, engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
+        let outbox = self.clone();
+        let wake = self.wake_of(shard);
+        tokio::spawn(async move {
+            loop {
+                let more = match outbox.carry_once(shard, &engine).await {
+                    Ok(more) => more,
+                    Err(e) => {
+                        tracing::debug!(shard, "cannot carry the outbox: {e}");
+                        *outbox.client.lock().await = None;
+                        false
+                    }
+                };
+                if !more {
+                    let _ = tokio::time::timeout(outbox.every, wake.notified()).await;
+                }
+            }
+        })
+    }
+
+    /// Offers the shard's waiting rows, oldest first, and waits for their
+    /// commit; true when more may be waiting.
+    async fn carry_once(self: &Arc<Self>, shard: i32, engine: &Engine) -> Result<bool, String> {
+        let rows = {
+            let client = self.client().await?;
+            client
+                .query(
+                    "SELECT id, record FROM retsu.outbox
+                     WHERE target_shard = $1 AND taken_at IS NULL ORDER BY seq LIMIT $2",
+                    &[&shard, &ROWS_PER_READ],
+                )
+                .await
+                .map_err(|e| crate::journal::describe_postgres_error(&e))?
+        };
+        if rows.is_empty() {
+            return Ok(false);
+        }
+        let mut refused: Vec<String> = Vec::new();
+        for row in &rows {
+            let id: String = row.get(0);
+            let text: &str = row.get(1);
+            let record: Outbound = match serde_json::from_str(text) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::error!(
+                        shard,
+                        id,
+                        "an outbox row cannot be read ({e}); it is left where it is"
+                    );
+                    continue;
+                }
+            };
+            let target = record.target_arn.clone();
+            if let Err(e) = engine.accept_inbound(record) {
+                tracing::warn!(
+                    shard,
+                    id,
+                    target,
+                    "a message handed over from another shard was refused by its target ({}); it is dropped",
+                    e.message
+                );
+                refused.push(id);
+            }
+        }
+        // The taken marks are in the commits of the messages they stored.
+        engine
+            .persisted(false)
+            .await
+            .map_err(|e| format!("the shard's journal: {}", e.message))?;
+        if !refused.is_empty() {
+            // One statement: the connection is shared by other tasks.
+            self.client()
+                .await?
+                .execute(
+                    "WITH t AS (UPDATE retsu.outbox SET taken_at = now()
+                        WHERE id = ANY($1::text[]) AND taken_at IS NULL RETURNING 1)
+                     SELECT pg_notify('retsu_outbox_taken', '') WHERE EXISTS (SELECT 1 FROM t)",
+                    &[&refused],
+                )
+                .await
+                .map_err(|e| crate::journal::describe_postgres_error(&e))?;
+        }
+        Ok(rows.len() as i64 == ROWS_PER_READ)
+    }
+}
