@@ -36,6 +36,9 @@ pub const SECRET: &str = "x-retsu-cluster-secret";
 /// On a request passed on: the client reached the first node over TLS
 /// (believed only with the secret), so queue URLs stay https.
 pub const FORWARDED_HTTPS: &str = "x-retsu-forwarded-https";
+/// On a node's 503 to a forwarded request for a shard it does not hold:
+/// nothing was done, so the forwarding node may send it again.
+const NOT_HERE: &str = "x-retsu-not-here";
 
 pub struct Front {
     pub node: String,
@@ -81,6 +84,10 @@ pub struct Front {
     /// Carries messages between shards; a request that handed some over
     /// waits (at most this long) until their targets took them in.
     handovers: std::sync::OnceLock<(Arc<super::outbox::Outbox>, std::time::Duration)>,
+    /// The lease: how long a request for a shard between holders waits.
+    lease: std::time::Duration,
+    /// Woken at every read of the leases and whenever a shard is served here.
+    viewed: tokio::sync::Notify,
 }
 
 impl Front {
@@ -126,6 +133,8 @@ impl Front {
             forwarded: AtomicU64::new(0),
             clock: std::sync::OnceLock::new(),
             handovers: std::sync::OnceLock::new(),
+            lease: std::time::Duration::from_millis(config.lease_ms),
+            viewed: tokio::sync::Notify::new(),
         })
     }
 
@@ -168,11 +177,23 @@ impl Front {
         deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
     }
 
-    pub fn serve_locally(&self, shard: i32, service: HttpService) {
-        self.local
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(shard, service);
+    /// Answers for `shard` from this node with `service`, unless `given_up` is set (checked
+    /// under the same lock `stop_serving_locally` takes, so a shard given
+    /// up while it loaded is never served); whether it is served.
+    pub fn serve_locally_unless(
+        &self,
+        shard: i32,
+        service: HttpService,
+        given_up: &std::sync::atomic::AtomicBool,
+    ) -> bool {
+        let mut local = self.local.write().unwrap_or_else(|p| p.into_inner());
+        if given_up.load(Ordering::SeqCst) {
+            return false;
+        }
+        local.insert(shard, service);
+        drop(local);
+        self.viewed.notify_waiters();
+        true
     }
 
     /// Stops answering for a shard from this node (it is handing the
@@ -202,6 +223,7 @@ impl Front {
             .collect();
         *self.holder_at.write().unwrap_or_else(|p| p.into_inner()) = at;
         *self.view.write().unwrap_or_else(|p| p.into_inner()) = (view, Some(Instant::now()));
+        self.viewed.notify_waiters();
     }
 
     fn local(&self, shard: i32) -> Option<HttpService> {
@@ -319,7 +341,7 @@ impl Front {
         if forwarded && req.headers().contains_key(FORWARDED_HTTPS) {
             req.extensions_mut().insert(crate::server::Https);
         }
-        let (mut parts, body) = req.into_parts();
+        let (parts, body) = req.into_parts();
         // Read as the server reads it, and refused as the server would.
         let body = match crate::server::read_body_within(
             self.body_timeout,
@@ -343,67 +365,128 @@ impl Front {
                 );
             }
         };
-        if let Some(local) = self.local(shard) {
-            if !self.answering() {
-                return unavailable(
-                    "This node's lease on the store has lapsed; another node will take over. Please retry.",
+        // A shard between holders (taken over, handed on, or its holder
+        // not yet seen) is waited for, up to a lease, rather than refused:
+        // the request waits as a failover does.
+        let deadline = Instant::now() + self.lease;
+        loop {
+            if let Some(local) = self.local(shard) {
+                if !self.answering() {
+                    return unavailable(
+                        "This node's lease on the store has lapsed; another node will take over. Please retry.",
+                    );
+                }
+                let req = hyper::Request::from_parts(parts, axum::body::Body::from(body));
+                let (answer, handed) = super::outbox::noting_handovers(local.call_read(req)).await;
+                let answer = answer.unwrap_or_else(|never| match never {});
+                if let (false, Some((outbox, most))) = (handed.is_empty(), self.handovers.get()) {
+                    outbox.wait_taken(&handed, *most).await;
+                }
+                // Paused past the lease while answering: another node may
+                // have answered since; this answer may be stale.
+                if !self.answering() {
+                    return unavailable(
+                        "This node's lease on the store lapsed while it answered; the request may or may not have taken effect. Please retry.",
+                    );
+                }
+                return answer;
+            }
+            if forwarded {
+                // Marked: nothing was done, so the sender may try again.
+                let mut answer = unavailable(
+                    "This node does not hold the cluster's lease (it moved). Please retry.",
                 );
+                answer
+                    .headers_mut()
+                    .insert(NOT_HERE, HeaderValue::from_static("1"));
+                return answer;
             }
-            let req = hyper::Request::from_parts(parts, axum::body::Body::from(body));
-            let (answer, handed) = super::outbox::noting_handovers(local.call_read(req)).await;
-            let answer = answer.unwrap_or_else(|never| match never {});
-            if let (false, Some((outbox, most))) = (handed.is_empty(), self.handovers.get()) {
-                outbox.wait_taken(&handed, *most).await;
-            }
-            // Paused past the lease while answering: another node may
-            // have answered since; this answer may be stale.
-            if !self.answering() {
+            let Some(authority) = self.holder(shard) else {
+                if self.wait_for_view(deadline).await {
+                    continue;
+                }
                 return unavailable(
-                    "This node's lease on the store lapsed while it answered; the request may or may not have taken effect. Please retry.",
+                    "No node of the cluster holds the store's lease yet. Please retry.",
                 );
+            };
+            let answer = self.forward(&authority, &parts, body.clone()).await;
+            match answer {
+                Some(answer) if answer.headers().contains_key(NOT_HERE) => {
+                    if self.wait_for_view(deadline).await {
+                        continue;
+                    }
+                    let mut answer = answer;
+                    answer.headers_mut().remove(NOT_HERE);
+                    return answer;
+                }
+                Some(answer) => return answer,
+                None => {
+                    self.stale.notify_one();
+                    return unavailable(
+                        "The node holding the cluster's lease cannot be reached. Please retry.",
+                    );
+                }
             }
-            return answer;
         }
-        if forwarded {
-            return unavailable(
-                "This node does not hold the cluster's lease (it moved). Please retry.",
+    }
+
+    /// Waits for the next read of the leases (asking for one), unless
+    /// `deadline` passed; false then.
+    async fn wait_for_view(&self, deadline: Instant) -> bool {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let viewed = self.viewed.notified();
+        tokio::pin!(viewed);
+        viewed.as_mut().enable();
+        self.stale.notify_one();
+        let _ = tokio::time::timeout(left, viewed).await;
+        true
+    }
+
+    /// Passes a request on to the node at `authority`, as the client sent
+    /// it; `None` when that node cannot be reached.
+    async fn forward(
+        &self,
+        authority: &str,
+        template: &axum::http::request::Parts,
+        body: bytes::Bytes,
+    ) -> Option<axum::response::Response> {
+        let mut builder = hyper::Request::builder()
+            .method(template.method.clone())
+            .version(template.version);
+        if let Some(headers) = builder.headers_mut() {
+            *headers = template.headers.clone();
+            for name in HOP_BY_HOP {
+                headers.remove(*name);
+            }
+            headers.remove(axum::http::header::TRANSFER_ENCODING);
+            headers.insert(
+                axum::http::header::CONTENT_LENGTH,
+                HeaderValue::from(body.len()),
             );
-        }
-        let Some(authority) = self.holder(shard) else {
-            self.stale.notify_one();
-            return unavailable(
-                "No node of the cluster holds the store's lease yet. Please retry.",
-            );
-        };
-        let headers = &mut parts.headers;
-        for name in HOP_BY_HOP {
-            headers.remove(*name);
-        }
-        headers.remove(axum::http::header::TRANSFER_ENCODING);
-        headers.insert(
-            axum::http::header::CONTENT_LENGTH,
-            HeaderValue::from(body.len()),
-        );
-        if let Some((node, secret)) = &self.forwarded_by {
-            headers.insert(FORWARDED_BY, node.clone());
-            headers.insert(SECRET, secret.clone());
-        }
-        headers.remove(FORWARDED_HTTPS);
-        if parts.extensions.get::<crate::server::Https>().is_some() {
-            headers.insert(FORWARDED_HTTPS, HeaderValue::from_static("1"));
+            if let Some((node, secret)) = &self.forwarded_by {
+                headers.insert(FORWARDED_BY, node.clone());
+                headers.insert(SECRET, secret.clone());
+            }
+            headers.remove(FORWARDED_HTTPS);
+            headers.remove(NOT_HERE);
+            if template.extensions.get::<crate::server::Https>().is_some() {
+                headers.insert(FORWARDED_HTTPS, HeaderValue::from_static("1"));
+            }
         }
         // Origin form: the path and query; Host stays the client's.
-        if let Some(pq) = parts.uri.path_and_query().cloned() {
-            parts.uri = hyper::Uri::from(pq);
+        if let Some(pq) = template.uri.path_and_query().cloned() {
+            builder = builder.uri(hyper::Uri::from(pq));
         }
-        let req = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
+        let req = builder.body(http_body_util::Full::new(body)).ok()?;
         self.forwarded.fetch_add(1, Ordering::Relaxed);
-        match self.pool.send(&authority, req).await {
-            Ok(answer) => answer,
+        match self.pool.send(authority, req).await {
+            Ok(answer) => Some(answer),
             Err(e) => {
                 tracing::debug!("{e}");
-                self.stale.notify_one();
-                unavailable("The node holding the cluster's lease cannot be reached. Please retry.")
+                None
             }
         }
     }

@@ -240,14 +240,20 @@ async fn give_up(shards: Vec<Held>, members: &mut Membership) {
 
 /// A shard this node holds: loading, or loaded and served.
 enum Held {
-    Loading(i64, tokio::task::JoinHandle<Result<Owned, String>>),
+    /// The epoch, the load, and whether the shard was given up before
+    /// the load ended (then it is never served: see `load_shard`).
+    Loading(
+        i64,
+        tokio::task::JoinHandle<Result<Owned, String>>,
+        Arc<std::sync::atomic::AtomicBool>,
+    ),
     Owned(Owned),
 }
 
 impl Held {
     fn epoch(&self) -> i64 {
         match self {
-            Held::Loading(epoch, _) => *epoch,
+            Held::Loading(epoch, ..) => *epoch,
             Held::Owned(o) => o.epoch,
         }
     }
@@ -256,7 +262,7 @@ impl Held {
     async fn finish(self) -> Option<Finished> {
         let owned = match self {
             Held::Owned(o) => Some(o),
-            Held::Loading(_, task) => task.await.ok().and_then(Result::ok),
+            Held::Loading(_, task, _) => task.await.ok().and_then(Result::ok),
         };
         match owned {
             Some(o) => Some(o.finish().await),
@@ -563,11 +569,12 @@ async fn run(
                     }
                     for (shard, e) in taken {
                         tracing::info!(shard, epoch = e, "took a shard's lease; loading it");
+                        let given_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
                         let task = load_shard(
                             shard, e, &config, &plan, &settings, &clock, &follower, &front,
-                            &engine, &endpoint, &members, &between,
+                            &engine, &endpoint, &members, &between, &given_up,
                         );
-                        held.insert(shard, Held::Loading(e, task));
+                        held.insert(shard, Held::Loading(e, task, given_up));
                     }
                 }
                 Err(err) => tracing::warn!("cannot read the shards' leases: {err}"),
@@ -582,9 +589,12 @@ async fn run(
                 .copied()
                 .collect();
             let mut going = Vec::new();
-            for shard in extra.iter().copied() {
+            for shard in extra {
                 if let Some(h) = held.remove(&shard) {
                     tracing::info!(shard, draining, "handing a shard over");
+                    if let Held::Loading(_, _, given_up) = &h {
+                        given_up.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
                     front.stop_serving_locally(shard);
                     if shard == 1 {
                         *engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -593,19 +603,15 @@ async fn run(
                 }
             }
             give_up(going, &mut members).await;
-            // A shard still loading when given up was served by its
-            // load's end, after the front stopped serving it above.
-            for shard in extra {
-                front.stop_serving_locally(shard);
-            }
             front.stale.notify_one();
         }
         for shard in held.keys().copied().collect::<Vec<_>>() {
-            let finished = matches!(held.get(&shard), Some(Held::Loading(_, t)) if t.is_finished());
+            let finished =
+                matches!(held.get(&shard), Some(Held::Loading(_, t, _)) if t.is_finished());
             if !finished {
                 continue;
             }
-            let Some(Held::Loading(_, task)) = held.remove(&shard) else {
+            let Some(Held::Loading(_, task, _)) = held.remove(&shard) else {
                 continue;
             };
             match task.await {
@@ -711,6 +717,7 @@ fn load_shard(
     endpoint: &str,
     members: &Membership,
     between: &Between,
+    given_up: &Arc<std::sync::atomic::AtomicBool>,
 ) -> tokio::task::JoinHandle<Result<Owned, String>> {
     let exit = settings.exit_on_loss;
     let reached_at = endpoint.to_string();
@@ -726,6 +733,7 @@ fn load_shard(
     let clock_rows = members.another();
     let follower = follower.clone();
     let between = between.clone();
+    let given_up = given_up.clone();
     tokio::spawn(async move {
         // The cluster's clock before the store: the store's deadlines are
         // read on it.
@@ -754,11 +762,11 @@ fn load_shard(
         )
         .await?;
         owned.carrier = Some(Aborts(between.outbox.carry(shard, owned.server.engine())));
-        // Served from now, not from the next renewal.
-        if shard == 1 {
+        // Served from now, not from the next renewal, unless the shard
+        // was given up while it loaded (it is being finished).
+        if front.serve_locally_unless(shard, owned.server.service(), &given_up) && shard == 1 {
             *engine.lock().unwrap_or_else(|p| p.into_inner()) = Some(owned.server.engine());
         }
-        front.serve_locally(shard, owned.server.service());
         Ok(owned)
     })
 }

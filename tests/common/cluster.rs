@@ -64,7 +64,44 @@ impl Cluster {
             cluster.start_node(i);
         }
         cluster.wait_for_holder(Duration::from_secs(20)).await;
+        cluster.wait_balanced(Duration::from_secs(20)).await;
         cluster
+    }
+
+    /// Waits until the shards are spread over the running nodes (each
+    /// holds its share), so no shard is about to change hands.
+    pub async fn wait_balanced(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        let running = self.nodes.iter().filter(|n| n.process.is_some()).count();
+        loop {
+            let balanced = match self.view(0).await {
+                Some(v) => {
+                    let shards = v["shards"].as_array().map_or(0, Vec::len);
+                    let share = shards / running.max(1);
+                    let held: Vec<usize> = v["nodes"]
+                        .as_array()
+                        .map(|nodes| {
+                            nodes
+                                .iter()
+                                .map(|n| n["shards"].as_array().map_or(0, Vec::len))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    held.len() == running
+                        && held.iter().all(|h| *h >= share)
+                        && self.agreed_holder().await.is_some()
+                }
+                None => false,
+            };
+            if balanced {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the shards are not spread over the nodes after {within:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The command for node `i`, not started.
