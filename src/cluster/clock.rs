@@ -59,6 +59,8 @@ type Setting = (Option<u64>, i64);
 /// The clock of the nodes in this process that share one clock object.
 pub struct Shared {
     control: ControlledClock,
+    /// Tells this clock from another one allocated where a dropped one was.
+    identity: tokio::sync::watch::Receiver<u64>,
     /// Set while a node sharing this clock holds shard 1.
     keeper: tokio::sync::Mutex<Option<Keeper>>,
 }
@@ -96,14 +98,17 @@ impl Shared {
         let at = Arc::as_ptr(clock) as *const () as usize;
         let mut all = SHARED.lock().unwrap_or_else(|p| p.into_inner());
         all.retain(|(_, w)| w.strong_count() > 0);
+        let identity = control.changes();
         if let Some(shared) = all
             .iter()
-            .find(|(a, _)| *a == at)
-            .and_then(|(_, w)| w.upgrade())
+            .filter(|(a, _)| *a == at)
+            .filter_map(|(_, w)| w.upgrade())
+            .find(|s| s.identity.same_channel(&identity))
         {
             return Some(shared);
         }
         let shared = Arc::new(Shared {
+            identity,
             control,
             keeper: tokio::sync::Mutex::new(None),
         });
