@@ -102,7 +102,7 @@ impl Front {
                 .clone(),
         };
         let keeper = view.lease.holder.clone();
-        if keeper.is_empty() || !view.lease.expires_in_ms.is_some_and(|ms| ms > 0) {
+        if keeper.is_empty() || view.lease.expires_in_ms.is_none_or(|ms| ms <= 0) {
             return Err("no node holds shard 1, which keeps the clock".into());
         }
         let kept = if keeper == self.node {
