@@ -719,3 +719,269 @@ async fn a_drained_holder_hands_over_at_once_with_the_clock_and_keeps_forwarding
     let v: serde_json::Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
     assert_eq!(row(&v, &c.nodes[holder].id)["draining"], false, "{v}");
 }
+
+/// Waits until every running node serves some of the shards and the
+/// shards are all served: the share each node aims at once all joined.
+async fn wait_spread(c: &Cluster, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut served = Vec::new();
+        for (i, node) in c.nodes.iter().enumerate() {
+            if node.process.is_none() {
+                continue;
+            }
+            let shards = match c.view(i).await {
+                Some(v) => v["serving_shards"].as_array().map_or(0, Vec::len),
+                None => 0,
+            };
+            served.push(shards);
+        }
+        let total: usize = served.iter().sum();
+        let most = served.iter().max().copied().unwrap_or(0);
+        let least = served.iter().min().copied().unwrap_or(0);
+        if least > 0 && most - least <= 1 && total == 8 {
+            return;
+        }
+        if Instant::now() >= deadline {
+            let mut views = Vec::new();
+            for i in 0..c.nodes.len() {
+                views.push(c.view(i).await);
+            }
+            panic!("the shards did not spread over the nodes: {served:?} {views:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The node serving `shard`, by the nodes' own views.
+async fn server_of(c: &Cluster, shard: i64) -> usize {
+    for i in 0..c.nodes.len() {
+        if c.nodes[i].process.is_none() {
+            continue;
+        }
+        if let Some(v) = c.view(i).await {
+            if v["serving_shards"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|x| x.as_i64() == Some(shard)))
+            {
+                return i;
+            }
+        }
+    }
+    panic!("no node serves shard {shard}");
+}
+
+/// The shard each queue name was placed in.
+fn shard_of(c: &Cluster, name: &str) -> i64 {
+    let name = name.to_string();
+    pg::with_client(&c.url, move |pg| {
+        pg.query_one(
+            "SELECT shard FROM retsu.placement WHERE kind = 'queue' AND name = $1",
+            &[&name],
+        )
+        .unwrap()
+        .get::<_, i32>(0)
+    })
+    .into()
+}
+
+async fn post_json(
+    c: &Cluster,
+    i: usize,
+    path: &str,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    let r = reqwest::Client::new()
+        .post(format!("{}{path}", c.nodes[i].endpoint()))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    let text = r.text().await.unwrap();
+    assert_eq!(status, 200, "{path}: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every node's own clock (as its cluster view shows it) stands at `at`, frozen.
+async fn every_clock_at(c: &Cluster, at: u64) {
+    for i in 0..c.nodes.len() {
+        if c.nodes[i].process.is_none() {
+            continue;
+        }
+        let v = c.view(i).await.expect("the node answers");
+        assert_eq!(v["clock"]["frozen"], true, "node {i}: {v}");
+        assert_eq!(v["clock"]["now_ms"].as_u64(), Some(at), "node {i}: {v}");
+    }
+}
+
+/// What a receive through `via` finds on `q` now (no wait): bodies and
+/// their SentTimestamp and ApproximateReceiveCount.
+async fn receive_now(c: &Cluster, via: usize, q: &str) -> Vec<(String, String, String)> {
+    use aws_sdk_sqs::types::MessageSystemAttributeName as A;
+    let r = client(c, via)
+        .receive_message()
+        .queue_url(q)
+        .max_number_of_messages(10)
+        .visibility_timeout(30)
+        .message_system_attribute_names(A::All)
+        .send()
+        .await
+        .unwrap();
+    let mut got: Vec<(String, String, String)> = r
+        .messages()
+        .iter()
+        .map(|m| {
+            let a = m.attributes().unwrap();
+            (
+                m.body().unwrap().to_string(),
+                a[&A::SentTimestamp].clone(),
+                a[&A::ApproximateReceiveCount].clone(),
+            )
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// One virtual clock on every node: frozen through one node, advanced
+/// through others, every node's engines read the new time as soon as the
+/// change is answered (queues held by three different nodes, reached
+/// through other nodes than their holders); a node started after a change
+/// reads the changed clock before it serves anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_reads_the_cluster_clock_as_soon_as_a_change_is_answered() {
+    if no_postgres() {
+        return;
+    }
+    let mut c = Cluster::start("clock_everywhere", 3, LEASE).await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    // New names go to the shard with the fewest: eight queues, one a shard.
+    let mut queues = Vec::new();
+    let mut on: Vec<Option<String>> = vec![None; 3];
+    for n in 0..8 {
+        let name = format!("q{n}");
+        let url = create_queue_via(&client(&c, n % 3), &name, &[]).await;
+        let shard = shard_of(&c, &name);
+        on[server_of(&c, shard).await].get_or_insert(url.clone());
+        queues.push((url, shard));
+    }
+    let on: Vec<String> = on
+        .into_iter()
+        .map(|q| q.expect("every node holds a queue"))
+        .collect();
+
+    let frozen = post_json(&c, 0, "/_retsu/clock", serde_json::json!({"freeze": true})).await;
+    let t = frozen["now_ms"].as_u64().unwrap();
+    every_clock_at(&c, t).await;
+    // Sent through a node other than the queue's holder: one at once,
+    // one delayed a minute.
+    for (h, q) in on.iter().enumerate() {
+        let sqs = client(&c, (h + 1) % 3);
+        sqs.send_message()
+            .queue_url(q)
+            .message_body(format!("now{h}"))
+            .send()
+            .await
+            .unwrap();
+        sqs.send_message()
+            .queue_url(q)
+            .message_body(format!("later{h}"))
+            .delay_seconds(60)
+            .send()
+            .await
+            .unwrap();
+    }
+    // Every holder's engine stamped them at the frozen time.
+    for (h, q) in on.iter().enumerate() {
+        let got = receive_now(&c, (h + 2) % 3, q).await;
+        assert_eq!(
+            got,
+            [(format!("now{h}"), t.to_string(), "1".to_string())],
+            "node {h}"
+        );
+    }
+    // (advanced through, ms, what each queue shows then)
+    let steps: [(usize, u64, &[&str]); 4] = [
+        (1, 29_999, &[]),
+        (2, 1, &["now"]),
+        (0, 29_999, &[]),
+        (1, 1, &["later", "now"]),
+    ];
+    let mut at = t;
+    for (via, ms, shown) in steps {
+        let moved = post_json(
+            &c,
+            via,
+            "/_retsu/clock",
+            serde_json::json!({ "advance": ms }),
+        )
+        .await;
+        at += ms;
+        assert_eq!(moved["now_ms"].as_u64(), Some(at), "{moved}");
+        every_clock_at(&c, at).await;
+        for (h, q) in on.iter().enumerate() {
+            let got: Vec<String> = receive_now(&c, (h + via) % 3, q)
+                .await
+                .into_iter()
+                .map(|(body, sent, _)| {
+                    assert_eq!(sent, t.to_string());
+                    body
+                })
+                .collect();
+            let wanted: Vec<String> = shown.iter().map(|b| format!("{b}{h}")).collect();
+            assert_eq!(got, wanted, "node {h} at +{} ms", at - t);
+        }
+    }
+
+    // A node killed, the clock moved (the change answers without it), the
+    // node started again: it reads the moved clock before anything else.
+    let keeper = c.wait_for_holder(Duration::from_secs(10)).await;
+    let gone = (keeper + 1) % 3;
+    c.kill(gone);
+    let via = 3 - keeper - gone;
+    let moved = post_json(
+        &c,
+        via,
+        "/_retsu/clock",
+        serde_json::json!({"advance": "1h"}),
+    )
+    .await;
+    at += 3_600_000;
+    assert_eq!(moved["now_ms"].as_u64(), Some(at), "{moved}");
+    c.start_node(gone);
+    every_clock_at(&c, at).await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    // A queue the restarted node holds now.
+    let mut held = None;
+    for (q, shard) in &queues {
+        if server_of(&c, *shard).await == gone {
+            held = Some(q.clone());
+        }
+    }
+    let q = &held.expect("the restarted node holds a queue");
+    client(&c, keeper)
+        .send_message()
+        .queue_url(q)
+        .message_body("after")
+        .send()
+        .await
+        .unwrap();
+    let got = receive_now(&c, gone, q).await;
+    assert!(
+        got.contains(&("after".to_string(), at.to_string(), "1".to_string())),
+        "{got:?}"
+    );
+
+    // The reset puts every node's clock back on system time.
+    post_json(&c, gone, "/_retsu/reset", serde_json::json!({})).await;
+    for i in 0..3 {
+        let v = c.view(i).await.unwrap();
+        assert_eq!(v["clock"]["frozen"], false, "node {i}: {v}");
+        assert!(
+            v["clock"]["offset_ms"].as_i64().unwrap().abs() < 5_000,
+            "{v}"
+        );
+    }
+}

@@ -57,6 +57,9 @@ mod sns_inbox;
 mod stream;
 mod topics;
 
+/// The clock object of the contract, as `/_retsu/clock` shows it.
+pub use clock::status_json as clock_status_json;
+
 /// Largest admin request body.
 const MAX_BODY: usize = 1024 * 1024;
 

@@ -21,6 +21,8 @@ use axum::response::IntoResponse;
 use hyper::body::Incoming;
 use serde_json::json;
 
+mod clock;
+
 use super::forward::{Pool, HOP_BY_HOP};
 use super::membership::{Drain, Membership, View};
 use super::placement::{Placement, HOME_SHARD};
@@ -76,6 +78,9 @@ pub struct Front {
     settings: crate::protocol::Settings,
     /// `--auth`: a signed request's account is its key's.
     auth: Option<crate::auth::Verifier>,
+    /// This node's clock and the lease: a clock change is shared with
+    /// every node before it is answered (`front/clock.rs`).
+    clock: std::sync::OnceLock<(Arc<super::clock::Follower>, std::time::Duration)>,
     /// Carries messages between shards; a request that handed some over
     /// waits (at most this long) until their targets took them in.
     handovers: std::sync::OnceLock<(Arc<super::outbox::Outbox>, std::time::Duration)>,
@@ -126,10 +131,17 @@ impl Front {
             pool: Arc::new(Pool::default()),
             rows: tokio::sync::Mutex::new(None),
             forwarded: AtomicU64::new(0),
+            clock: std::sync::OnceLock::new(),
             handovers: std::sync::OnceLock::new(),
             lease: std::time::Duration::from_millis(config.lease_ms),
             viewed: tokio::sync::Notify::new(),
         })
+    }
+
+    /// The node's clock, kept the cluster's; `lease` bounds the wait for
+    /// another node's answer.
+    pub fn set_clock(&self, follower: Arc<super::clock::Follower>, lease: std::time::Duration) {
+        let _ = self.clock.set((follower, lease));
     }
 
     /// Makes requests that hand messages to other shards wait for them
@@ -302,7 +314,11 @@ impl Front {
             (&Method::GET, "/health") => return "ok".into_response(),
             // What this node owns, labelled with its id.
             (&Method::GET, "/metrics") => return self.metrics(req).await,
+            (&Method::POST, clock::SHARE_PATH) => return self.share_here(req).await,
             _ => {}
+        }
+        if let Some(resume) = self.shares_clock(&req) {
+            return self.change_clock(req, resume).await;
         }
         let protocol = crate::protocol::protocol_from_headers(req.headers());
         let unavailable = |why: &str| {
@@ -726,6 +742,8 @@ impl Front {
                 "serving": self.answering() && self.local(1).is_some(),
                 // The shards this node serves now.
                 "serving_shards": self.serving_shards(),
+                // This node's own clock (every node reads the cluster's).
+                "clock": self.clock_json(),
                 "shards": shards,
                 // How old this node's view is (it reads the rows every quarter lease).
                 "view_age_ms": read.map(|t| t.elapsed().as_millis() as u64),

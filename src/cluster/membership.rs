@@ -14,6 +14,10 @@ use tokio_postgres::{AsyncMessage, Client, NoTls};
 /// the lease was given up, or a node was drained.
 const CHANNEL: &str = "retsu_cluster";
 
+/// The channel the clock's keeper NOTIFYs, in the transaction that
+/// stores a change: every node reads the stored clock again.
+const CLOCK_CHANNEL: &str = "retsu_clock";
+
 /// One node as the cluster's rows show it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct NodeRow {
@@ -88,8 +92,10 @@ pub struct Membership {
     instance: i64,
     lease_ms: i64,
     shown: String,
-    /// Woken by a notice on [`CHANNEL`].
+    /// Woken by a notice on `channel`.
     wake: Arc<tokio::sync::Notify>,
+    /// [`CHANNEL`] or [`CLOCK_CHANNEL`].
+    channel: &'static str,
 }
 
 impl Membership {
@@ -109,6 +115,7 @@ impl Membership {
             lease_ms: lease.as_millis() as i64,
             shown,
             wake: Arc::new(tokio::sync::Notify::new()),
+            channel: CHANNEL,
         }
     }
 
@@ -124,6 +131,18 @@ impl Membership {
             lease_ms: self.lease_ms,
             shown: self.shown.clone(),
             wake: Arc::new(tokio::sync::Notify::new()),
+            channel: CHANNEL,
+        }
+    }
+
+    /// The same node's rows on a connection of its own that listens for
+    /// the clock's changes: [`Membership::notices`] wakes on each one,
+    /// and also whenever the connection is made or lost, as notices may
+    /// have been missed while there was none.
+    pub fn clock_listener(&self) -> Membership {
+        Membership {
+            channel: CLOCK_CHANNEL,
+            ..self.another()
         }
     }
 
@@ -143,21 +162,30 @@ impl Membership {
                 )
             };
             let (client, mut connection) = self.config.connect(NoTls).await.map_err(describe)?;
-            // The connection runs here, passing the cluster's notices on.
+            // The connection runs here, passing the channel's notices on.
             let wake = self.wake.clone();
+            let resync = self.channel == CLOCK_CHANNEL;
             tokio::spawn(async move {
                 loop {
                     match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                         Some(Ok(AsyncMessage::Notification(_))) => wake.notify_one(),
                         Some(Ok(_)) => {}
-                        Some(Err(_)) | None => return,
+                        Some(Err(_)) | None => {
+                            if resync {
+                                wake.notify_one();
+                            }
+                            return;
+                        }
                     }
                 }
             });
             client
-                .batch_execute(&format!("LISTEN {CHANNEL}"))
+                .batch_execute(&format!("LISTEN {}", self.channel))
                 .await
                 .map_err(describe)?;
+            if resync {
+                self.wake.notify_one();
+            }
             self.client = Some(client);
         }
         Ok(self.client.as_ref().expect("connected above"))
@@ -368,8 +396,9 @@ impl Membership {
         Ok(rows.first().map(|r| (r.get(0), r.get(1))))
     }
 
-    /// Stores the clock, only while this node holds the lease taken at
-    /// `epoch` (the same fence every commit passes).
+    /// Stores the clock, only while this node holds shard 1 as taken at
+    /// `epoch` (the same fence every commit passes), and tells every node
+    /// in the same transaction (a notice on [`CLOCK_CHANNEL`]).
     pub async fn store_clock(
         &mut self,
         epoch: i64,
@@ -378,9 +407,12 @@ impl Membership {
     ) -> Result<(), String> {
         let node = self.node.clone();
         self.rows(
-            "WITH fenced AS (SELECT retsu.fence(1, $1, $2))
-             INSERT INTO retsu.clock (id, frozen_at, offset_ms) SELECT 1, $3, $4 FROM fenced
-             ON CONFLICT (id) DO UPDATE SET frozen_at = excluded.frozen_at, offset_ms = excluded.offset_ms",
+            "WITH fenced AS (SELECT retsu.fence(1, $1, $2)),
+             stored AS (
+                INSERT INTO retsu.clock (id, frozen_at, offset_ms) SELECT 1, $3, $4 FROM fenced
+                ON CONFLICT (id) DO UPDATE SET frozen_at = excluded.frozen_at, offset_ms = excluded.offset_ms
+                RETURNING 1)
+             SELECT pg_notify('retsu_clock', 'stored') FROM stored",
             &[&node, &epoch, &frozen_at, &offset_ms],
         )
         .await

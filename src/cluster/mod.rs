@@ -192,9 +192,8 @@ struct Owned {
     journal: Arc<Journal>,
     _closes: ClosesJournal,
     epoch: i64,
-    /// Stores the clock's changes (`clock.rs`): shard 1's holder keeps
-    /// the cluster's clock.
-    clock: Option<clock::Keeper>,
+    /// Shard 1's holder keeps the cluster's clock (`clock.rs`).
+    clock: Option<Arc<clock::Shared>>,
 }
 
 impl Owned {
@@ -218,7 +217,7 @@ impl Owned {
 struct Finished {
     shard: i32,
     epoch: i64,
-    clock: Option<clock::Keeper>,
+    clock: Option<Arc<clock::Shared>>,
 }
 
 impl Finished {
@@ -226,7 +225,7 @@ impl Finished {
     /// clock stored first, when this shard's holder keeps it).
     async fn release(self, members: &mut Membership) {
         if let Some(clock) = self.clock {
-            clock.finish(members, self.epoch).await;
+            clock.hand_over(&members.node, self.epoch).await;
         }
         if let Err(e) = members.release(self.shard, self.epoch).await {
             tracing::warn!(
@@ -286,6 +285,17 @@ pub struct Node {
     task: tokio::task::JoinHandle<()>,
     /// The engine, while this node holds the lease and has loaded it.
     engine: Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+    /// Keeps the node's clock the cluster's until the node is dropped.
+    _clock: Option<AbortOnDrop>,
+}
+
+/// Stops a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Node {
@@ -340,6 +350,19 @@ impl Node {
             front.set_view(view);
         }
         front.set_rows(members.another()).await;
+        // The cluster's clock before any shard is served (`clock.rs`).
+        let follower = match clock::Shared::of(&clock) {
+            Some(shared) => {
+                let follower = Arc::new(clock::Follower::new(shared, &members));
+                if let Err(e) = follower.adopt().await {
+                    let _ = members.leave().await;
+                    return Err(e);
+                }
+                front.set_clock(follower.clone(), settings.lease);
+                Some(follower)
+            }
+            None => None,
+        };
         let listener = match TcpListener::bind((config.host.as_str(), config.port)).await {
             Ok(l) => l,
             Err(e) => {
@@ -389,6 +412,9 @@ impl Node {
                 }
             },
         ));
+        let following = follower
+            .clone()
+            .map(|f| AbortOnDrop(tokio::spawn(f.run(settings.lease, settings.lease / 4))));
         tracing::info!(
             address = %endpoint,
             node = %settings.node,
@@ -403,6 +429,7 @@ impl Node {
             Arc::new(plan),
             settings,
             clock,
+            follower,
             members,
             front,
             serving,
@@ -416,6 +443,7 @@ impl Node {
             stop,
             task,
             engine,
+            _clock: following,
         })
     }
 
@@ -477,6 +505,7 @@ async fn run(
     plan: Arc<QueuePlan>,
     settings: Settings,
     clock: Arc<dyn crate::clock::Clock>,
+    follower: Option<Arc<clock::Follower>>,
     mut members: Membership,
     front: Arc<Front>,
     serving: tokio::task::JoinHandle<std::io::Result<()>>,
@@ -549,8 +578,8 @@ async fn run(
                         tracing::info!(shard, epoch = e, "took a shard's lease; loading it");
                         let given_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
                         let task = load_shard(
-                            shard, e, &config, &plan, &settings, &clock, &front, &engine,
-                            &endpoint, &members, &between, &given_up,
+                            shard, e, &config, &plan, &settings, &clock, &follower, &front,
+                            &engine, &endpoint, &members, &between, &given_up,
                         );
                         held.insert(shard, Held::Loading(e, task, given_up));
                     }
@@ -679,7 +708,8 @@ async fn run(
 }
 
 /// Starts loading a shard this node just took: the cluster's clock first
-/// (shard 1's holder keeps it), then the shard's rows, then its server.
+/// (shard 1's holder keeps it; for any other shard the stored clock is
+/// read once more), then the shard's rows, then its server.
 #[allow(clippy::too_many_arguments)]
 fn load_shard(
     shard: i32,
@@ -688,6 +718,7 @@ fn load_shard(
     plan: &Arc<QueuePlan>,
     settings: &Settings,
     clock: &Arc<dyn crate::clock::Clock>,
+    follower: &Option<Arc<clock::Follower>>,
     front: &Arc<Front>,
     engine: &Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
     endpoint: &str,
@@ -707,17 +738,21 @@ fn load_shard(
         engine.clone(),
     );
     let clock_rows = members.another();
-    let retry = settings.lease / 4;
+    let follower = follower.clone();
     let between = between.clone();
     let given_up = given_up.clone();
     tokio::spawn(async move {
         // The cluster's clock before the store: the store's deadlines are
         // read on it.
-        let keeper = if shard == 1 {
-            Some(clock::keep(clock_rows, epoch, clock.clone(), retry).await?)
-        } else {
-            None
-        };
+        let mut keeper = None;
+        if let Some(follower) = follower {
+            if shard == 1 {
+                follower.shared.keep(clock_rows, epoch).await?;
+                keeper = Some(follower.shared.clone());
+            } else {
+                follower.adopt().await?;
+            }
+        }
         let mut owned = own(
             config,
             plan,
@@ -759,7 +794,7 @@ async fn own(
     front: Arc<Front>,
     exit: bool,
     reached_at: String,
-    clock_keeper: Option<clock::Keeper>,
+    clock_keeper: Option<Arc<clock::Shared>>,
     between: &Between,
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
