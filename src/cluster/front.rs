@@ -22,6 +22,7 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 mod clock;
+mod gather;
 
 use super::forward::{Pool, HOP_BY_HOP};
 use super::membership::{Drain, Membership, View};
@@ -39,6 +40,30 @@ pub const FORWARDED_HTTPS: &str = "x-retsu-forwarded-https";
 /// On a node's 503 to a forwarded request for a shard it does not hold:
 /// nothing was done, so the forwarding node may send it again.
 const NOT_HERE: &str = "x-retsu-not-here";
+/// On a request passed on to another node: the shard that answers it.
+const SHARD: &str = "x-retsu-shard";
+
+/// What answers a request: one shard, or every shard (merged).
+enum Target {
+    Shard(i32),
+    Gather(super::route::Gathered),
+}
+
+/// A request to give a shard's engine, made again from what was read.
+fn rebuild(
+    template: &axum::http::request::Parts,
+    body: bytes::Bytes,
+) -> hyper::Request<axum::body::Body> {
+    let mut req = hyper::Request::new(axum::body::Body::from(body));
+    *req.method_mut() = template.method.clone();
+    *req.uri_mut() = template.uri.clone();
+    *req.version_mut() = template.version;
+    *req.headers_mut() = template.headers.clone();
+    if template.extensions.get::<crate::server::Https>().is_some() {
+        req.extensions_mut().insert(crate::server::Https);
+    }
+    req
+}
 
 pub struct Front {
     pub node: String,
@@ -260,14 +285,14 @@ impl Front {
     /// The shard that answers a request: the one holding the name it
     /// is for (placed first when the request creates it); a request for
     /// no one name, or for a name not placed, goes to the home shard.
-    async fn shard_for(
+    async fn target_of(
         &self,
         parts: &axum::http::request::Parts,
         body: &bytes::Bytes,
-    ) -> Result<i32, String> {
+    ) -> Result<Target, String> {
         use super::route::{route, Route};
         let Some(placement) = &self.placement else {
-            return Ok(HOME_SHARD);
+            return Ok(Target::Shard(HOME_SHARD));
         };
         let request = crate::protocol::HttpRequest {
             path: parts.uri.path().to_string(),
@@ -282,11 +307,14 @@ impl Front {
             .unwrap_or(&self.settings.account_id)
             .to_string();
         match route(&parts.method, &request, &account, &self.settings) {
-            Route::One { key, create } => Ok(placement
-                .shard_of(&key, create)
-                .await?
-                .unwrap_or(HOME_SHARD)),
-            Route::Gather(_) | Route::Any | Route::Unknown => Ok(HOME_SHARD),
+            Route::One { key, create } => Ok(Target::Shard(
+                placement
+                    .shard_of(&key, create)
+                    .await?
+                    .unwrap_or(HOME_SHARD),
+            )),
+            Route::Gather(g) => Ok(Target::Gather(g)),
+            Route::Any | Route::Unknown => Ok(Target::Shard(HOME_SHARD)),
         }
     }
 
@@ -356,14 +384,41 @@ impl Front {
                 return crate::server::refused_body(&error, &parts.headers, &id);
             }
         };
-        let shard = match self.shard_for(&parts, &body).await {
-            Ok(shard) => shard,
+        // A request passed on by another node names its shard: answered
+        // by that shard here, never routed again.
+        let named = forwarded
+            .then(|| parts.headers.get(SHARD)?.to_str().ok()?.parse::<i32>().ok())
+            .flatten();
+        let target = match named {
+            Some(shard) => Ok(Target::Shard(shard)),
+            None => self.target_of(&parts, &body).await,
+        };
+        match target {
+            Ok(Target::Shard(shard)) => self.answer_from(shard, &parts, body, forwarded).await,
+            Ok(Target::Gather(what)) => self.gather(what, &parts, body).await,
             Err(e) => {
                 tracing::warn!("cannot read where a name is placed: {e}");
-                return unavailable(
+                unavailable(
                     "The node cannot reach the cluster's database to find the queue or topic. Please retry.",
-                );
+                )
             }
+        }
+    }
+
+    /// The answer of `shard` to a request: this node's engine for it, or
+    /// the node holding it. `passed_on`: the request came from another
+    /// node, so it is not passed on again.
+    pub(super) async fn answer_from(
+        &self,
+        shard: i32,
+        parts: &axum::http::request::Parts,
+        body: bytes::Bytes,
+        passed_on: bool,
+    ) -> axum::response::Response {
+        let protocol = crate::protocol::protocol_from_headers(&parts.headers);
+        let unavailable = |why: &str| {
+            let id = uuid::Uuid::new_v4().to_string();
+            crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
         };
         // A shard between holders (taken over, handed on, or its holder
         // not yet seen) is waited for, up to a lease, rather than refused:
@@ -376,7 +431,7 @@ impl Front {
                         "This node's lease on the store has lapsed; another node will take over. Please retry.",
                     );
                 }
-                let req = hyper::Request::from_parts(parts, axum::body::Body::from(body));
+                let req = rebuild(parts, body);
                 let (answer, handed) = super::outbox::noting_handovers(local.call_read(req)).await;
                 let answer = answer.unwrap_or_else(|never| match never {});
                 if let (false, Some((outbox, most))) = (handed.is_empty(), self.handovers.get()) {
@@ -391,7 +446,7 @@ impl Front {
                 }
                 return answer;
             }
-            if forwarded {
+            if passed_on {
                 // Marked: nothing was done, so the sender may try again.
                 let mut answer = unavailable(
                     "This node does not hold the cluster's lease (it moved). Please retry.",
@@ -409,7 +464,7 @@ impl Front {
                     "No node of the cluster holds the store's lease yet. Please retry.",
                 );
             };
-            let answer = self.forward(&authority, &parts, body.clone()).await;
+            let answer = self.forward(&authority, shard, parts, body.clone()).await;
             match answer {
                 Some(answer) if answer.headers().contains_key(NOT_HERE) => {
                     if self.wait_for_view(deadline).await {
@@ -428,6 +483,12 @@ impl Front {
                 }
             }
         }
+    }
+
+    /// The shards of the store (one lease row each), as last read.
+    pub(super) fn shard_count(&self) -> i32 {
+        let (view, _) = &*self.view.read().unwrap_or_else(|p| p.into_inner());
+        view.leases.len().max(1) as i32
     }
 
     /// Waits for the next read of the leases (asking for one), unless
@@ -450,6 +511,7 @@ impl Front {
     async fn forward(
         &self,
         authority: &str,
+        shard: i32,
         template: &axum::http::request::Parts,
         body: bytes::Bytes,
     ) -> Option<axum::response::Response> {
@@ -472,6 +534,7 @@ impl Front {
             }
             headers.remove(FORWARDED_HTTPS);
             headers.remove(NOT_HERE);
+            headers.insert(SHARD, HeaderValue::from(shard));
             if template.extensions.get::<crate::server::Https>().is_some() {
                 headers.insert(FORWARDED_HTTPS, HeaderValue::from_static("1"));
             }

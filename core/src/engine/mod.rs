@@ -75,6 +75,7 @@ pub use inspect::{
 pub use message::{OptionalFields, SenderId, State, StoredMessage, Transition};
 pub(crate) use queue::let_woken_polls_run_first;
 pub use queue::Queue;
+pub use queues::page_token as list_page_token;
 pub use store::PeekStates;
 
 /// A queue's facts for the layers around the engine ([`Engine::queue_facts`]).

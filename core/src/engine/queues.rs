@@ -75,7 +75,9 @@ impl Engine {
 }
 
 /// Encodes a pagination token (opaque to clients: the last name returned).
-pub(super) fn page_token(last: &str) -> String {
+/// Public for a layer that merges several engines' pages (a cluster's
+/// shards), which must make the token the engines read.
+pub fn page_token(last: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(last)
 }
 

@@ -24,12 +24,21 @@ impl Engine {
         ctx: &RequestContext,
         r: ListDeadLetterSourceQueuesRequest,
     ) -> Result<ListDeadLetterSourceQueuesResult, SqsError> {
-        let queue = self.queue(ctx, r.queue_url.as_deref())?;
-        let names: Vec<String> = self
-            .sources_of(&queue.arn)
-            .into_iter()
-            .map(|k| k.name)
-            .collect();
+        // A dead-letter queue held elsewhere (another engine of the same
+        // store) may have sources here: this engine lists its own.
+        let (arn, key) = match self.queue(ctx, r.queue_url.as_deref()) {
+            Ok(queue) => (queue.arn.clone(), queue.key.clone()),
+            Err(missing) => match r
+                .queue_url
+                .as_deref()
+                .and_then(|url| QueueKey::from_url(url, ctx))
+                .filter(|k| self.remote_queue(&k.arn()).is_some_and(|q| !q.deleted))
+            {
+                Some(key) => (key.arn(), key),
+                None => return Err(missing),
+            },
+        };
+        let names: Vec<String> = self.sources_of(&arn).into_iter().map(|k| k.name).collect();
         let (names, next_token) = paginate(names, r.max_results, r.next_token.as_deref())?;
         Ok(ListDeadLetterSourceQueuesResult {
             queue_urls: names
@@ -39,7 +48,7 @@ impl Engine {
                         ctx,
                         &QueueKey {
                             name,
-                            ..queue.key.clone()
+                            ..key.clone()
                         },
                     )
                 })
