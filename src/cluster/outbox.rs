@@ -104,11 +104,14 @@ enum Lookup {
     Queue(String),
     /// Whether a queue outside shard `.1` dead-letters into ARN `.0`.
     Target(String, i32),
+    /// The queues outside shard `.1` that dead-letter into ARN `.0`.
+    Sources(String, i32),
 }
 
 enum Answer {
     Queue(Option<(i32, RemoteQueue)>),
     Target(bool),
+    Sources(Vec<crate::engine::QueueKey>),
 }
 
 #[derive(Default)]
@@ -389,6 +392,23 @@ async fn look_up(
                 remote_of(row.get(1)).map(|(_, remote, _)| (shard, remote))
             })))
         }
+        Lookup::Sources(arn, shard) => {
+            let rows = client
+                .query(
+                    "SELECT record FROM retsu.queues WHERE shard <> $1
+                     AND (record::jsonb->'attributes'->>'RedrivePolicy')::jsonb->>'deadLetterTargetArn' = $2",
+                    &[shard, arn],
+                )
+                .await?;
+            Ok(Answer::Sources(
+                rows.iter()
+                    .filter_map(|row| {
+                        let (arn, _, _) = remote_of(row.get(0))?;
+                        crate::engine::QueueKey::from_arn(&arn)
+                    })
+                    .collect(),
+            ))
+        }
         Lookup::Target(arn, shard) => {
             let row = client
                 .query_opt(
@@ -428,6 +448,17 @@ impl Elsewhere for ShardView {
                 .map(|(_, q)| q),
             // The database did not answer in time: what was read last.
             _ => self.queue(arn),
+        }
+    }
+
+    /// Asked by the admin API's view of a queue: read where the truth is kept.
+    fn dead_letter_sources(&self, arn: &str) -> Vec<crate::engine::QueueKey> {
+        match self
+            .directory
+            .ask(Lookup::Sources(arn.to_string(), self.shard))
+        {
+            Some(Answer::Sources(found)) => found,
+            _ => Vec::new(),
         }
     }
 

@@ -47,6 +47,12 @@ pub trait Elsewhere: Send + Sync {
     fn is_dead_letter_target(&self, _arn: &str) -> bool {
         false
     }
+
+    /// The queues elsewhere that name `arn` as their dead-letter queue
+    /// (the admin API's view of a queue lists them with its own).
+    fn dead_letter_sources(&self, _arn: &str) -> Vec<crate::engine::QueueKey> {
+        Vec::new()
+    }
 }
 
 /// What a transfer's checks read of a queue held elsewhere.
@@ -206,6 +212,14 @@ impl Engine {
             return None;
         }
         elsewhere.queue_now(arn)
+    }
+
+    /// The queues elsewhere that dead-letter into `arn`.
+    pub(super) fn remote_sources(&self, arn: &str) -> Vec<super::QueueKey> {
+        self.elsewhere
+            .get()
+            .map(|e| e.dead_letter_sources(arn))
+            .unwrap_or_default()
     }
 
     /// Whether a queue elsewhere dead-letters into `arn`.

@@ -202,7 +202,8 @@ impl Engine {
     pub fn queue_summary(&self, ctx: &RequestContext, key: &QueueKey) -> Option<QueueSummary> {
         let queue = self.queue_by_key(key)?;
         let target = self.dead_letter_of(&queue);
-        let sources = self.sources_of(&queue.arn);
+        let mut sources = self.sources_of(&queue.arn);
+        sources.extend(self.remote_sources(&queue.arn));
         Some(self.summary_of(ctx, &queue, target, sources))
     }
 

@@ -229,7 +229,7 @@ impl Front {
         for answer in answers {
             let (head, body) = answer.into_parts();
             heads.push(head);
-            bodies.push(body.into_data_stream().boxed());
+            bodies.push(StreamExt::boxed(body.into_data_stream()));
         }
         let merged = futures_util::stream::select_all(bodies);
         let mut response = axum::response::Response::new(axum::body::Body::from_stream(merged));
@@ -588,6 +588,14 @@ fn order_lists(value: &mut serde_json::Value) {
                         .iter()
                         .all(|i| keys.iter().all(|k| i.get(*k).is_some()))
             });
+            // At the same time, a message's arrival in a queue of another
+            // shard comes after what sent it there.
+            let arrival = |i: &Value| {
+                matches!(
+                    i.get("kind").and_then(Value::as_str),
+                    Some("arrived_from_source" | "restored_in")
+                )
+            };
             if let Some(keys) = order {
                 items.sort_by(|a, b| {
                     keys.iter()
@@ -599,7 +607,7 @@ fn order_lists(value: &mut serde_json::Value) {
                             }
                         })
                         .find(|o| o.is_ne())
-                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .unwrap_or_else(|| arrival(a).cmp(&arrival(b)))
                 });
             }
         }
