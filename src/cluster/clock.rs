@@ -26,7 +26,9 @@
 //!   background store) and then asks every other live node, with the
 //!   cluster secret, to adopt the stored clock, and waits for their
 //!   answers, each bounded by the lease: a node that cannot answer within
-//!   its lease is not live (it holds no shard by then). Notices alone
+//!   its lease is taken as not live (one paused or cut off that long has
+//!   lost its shards; one only this node cannot reach still gets the
+//!   notice through PostgreSQL). Notices alone
 //!   would leave a window in which the caller's next request, sent to
 //!   another node, reads the old time; asking the writer first and the
 //!   others second needs no ordering between nodes beyond the row.

@@ -133,9 +133,10 @@ impl Front {
                         None => Err("no address".into()),
                     }
                 };
-                // One that cannot answer within its lease holds no shard
-                // by then: it is not live, and adopts the clock when it
-                // takes a shard again.
+                // One that cannot answer within its lease is taken as not
+                // live: paused or cut off that long, it has lost its
+                // shards and adopts the clock before it loads one again;
+                // unreachable from here only, it still gets the notice.
                 if let Err(e) = asked {
                     tracing::warn!(node = %n.id, "a node did not take the clock's change: {e}");
                 }
