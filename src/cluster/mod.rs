@@ -520,6 +520,9 @@ async fn run(
     let notices = members.notices();
     // How many nodes share the shards, before taking any.
     let mut view: Option<membership::View> = members.view().await.ok();
+    // Woken by a notice (a shard given up, a node drained): the view is
+    // read again before the shares are worked out, not at the tick's end.
+    let mut noticed = false;
     'life: loop {
         let sent = Instant::now();
         match members.beat().await {
@@ -558,6 +561,12 @@ async fn run(
                     break;
                 }
                 Err(err) => tracing::warn!("cannot renew the shards' leases: {err}"),
+            }
+        }
+        if std::mem::take(&mut noticed) {
+            if let Ok(v) = members.view().await {
+                front.set_view(v.clone());
+                view = Some(v);
             }
         }
         let draining = view.as_ref().is_some_and(|v| v.draining(&settings.node));
@@ -672,7 +681,10 @@ async fn run(
                 }
                 _ = front.stale.notified() => true,
                 // A shard was given up or a node drained: a whole tick now.
-                _ = notices.notified() => false,
+                _ = notices.notified() => {
+                    noticed = true;
+                    false
+                }
             };
             if !stale {
                 break;
