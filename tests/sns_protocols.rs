@@ -386,6 +386,10 @@ async fn email_is_confirmed_with_the_token_the_developer_endpoint_reveals() {
 
 #[tokio::test]
 async fn a_publish_records_each_protocols_payload_with_json_structure() {
+    if common::in_cluster() {
+        eprintln!("skipped in a cluster: a topic's subscription to a mobile endpoint reaches it only when the endpoint's platform application is in the topic's shard, and a cluster places them apart (README, Running a cluster, What is not there yet)");
+        return;
+    }
     let t = TestServer::start().await;
     let sns = sns_client(&t.endpoint);
     let arn = topic(&sns, "fanout").await;
