@@ -353,7 +353,9 @@ impl Front {
             let id = uuid::Uuid::new_v4().to_string();
             crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
         };
-        let forwarded = req.headers().contains_key(FORWARDED_BY);
+        // Passed on by a node, or naming a shard: only with the secret.
+        let forwarded =
+            req.headers().contains_key(FORWARDED_BY) || req.headers().contains_key(SHARD);
         if forwarded && !self.secret_matches(req.headers()) {
             tracing::warn!(
                 from = ?req.headers().get(FORWARDED_BY),
@@ -554,26 +556,44 @@ impl Front {
         }
     }
 
-    /// `GET /metrics`: the holder's engine metrics (labelled with its id
-    /// by its server), then this node's part in the cluster: whether it
-    /// holds the lease, how many nodes it sees, what it passed on.
+    /// `GET /metrics`: the engine metrics of every shard this node holds
+    /// (labelled with its id by their servers, and with the shard here),
+    /// then this node's part in the cluster: whether it holds shard 1's
+    /// lease, how many shards it serves, how many nodes it sees, what it
+    /// passed on.
     async fn metrics(&self, req: hyper::Request<Incoming>) -> axum::response::Response {
         use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
-        let mut text = String::new();
         let serving = self.answering();
-        if let (true, Some(local)) = (serving, self.local(1)) {
-            let answer = hyper::service::Service::call(&local, req)
-                .await
-                .unwrap_or_else(|never| match never {});
-            if answer.status() == StatusCode::OK {
-                use http_body_util::BodyExt;
-                if let Ok(body) = answer.into_body().collect().await {
-                    let owned = String::from_utf8_lossy(&body.to_bytes()).into_owned();
-                    text.push_str(owned.trim_end().trim_end_matches("# EOF").trim_end());
-                    text.push('\n');
+        // Every shard this node holds, each series labelled with its shard.
+        let mut shards = Vec::new();
+        if serving {
+            for shard in self.serving_shards() {
+                let Some(local) = self.local(shard) else {
+                    continue;
+                };
+                let mut ask = hyper::Request::builder()
+                    .method(Method::GET)
+                    .uri(req.uri().clone());
+                if let Some(headers) = ask.headers_mut() {
+                    *headers = req.headers().clone();
+                }
+                let Ok(ask) = ask.body(axum::body::Body::empty()) else {
+                    continue;
+                };
+                let answer = local
+                    .call_read(ask)
+                    .await
+                    .unwrap_or_else(|never| match never {});
+                if answer.status() == StatusCode::OK {
+                    use http_body_util::BodyExt;
+                    if let Ok(body) = answer.into_body().collect().await {
+                        let text = String::from_utf8_lossy(&body.to_bytes()).into_owned();
+                        shards.push((shard, text));
+                    }
                 }
             }
         }
+        let mut text = super::shard_metrics::merge(&shards);
         let node = [(
             std::borrow::Cow::Borrowed("node"),
             std::borrow::Cow::Owned(self.node.clone()),
@@ -586,8 +606,15 @@ impl Front {
         held.set(i64::from(serving && self.local(1).is_some()));
         registry.register(
             "lease_held",
-            "1 while this node holds the store's lease and serves it",
+            "1 while this node holds shard 1's lease (the cluster's clock) and serves it",
             held,
+        );
+        let held_shards = Gauge::<i64>::default();
+        held_shards.set(shards.len() as i64);
+        registry.register(
+            "shards_served",
+            "Shards whose engine this node serves now",
+            held_shards,
         );
         let nodes = Gauge::<i64>::default();
         let seen = self

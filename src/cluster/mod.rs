@@ -43,6 +43,7 @@ mod membership;
 mod outbox;
 mod placement;
 mod route;
+mod shard_metrics;
 mod signing;
 
 use std::process::ExitCode;

@@ -25,14 +25,15 @@
 //! request, as on a single server.
 //!
 //! What other shards hold is read from `retsu.queues` (every shard's
-//! queue records): refreshed every quarter lease, and at once when an
-//! engine asks for a queue it does not know (a queue just created
-//! elsewhere), at most once a second for each name that stays unknown,
-//! so a subscription to a deleted queue does not cost a read per publish.
+//! queue records): all of it every quarter lease and whenever a shard's
+//! queues change (NOTIFY retsu_queues), and one queue at a time, from the
+//! database itself, when an engine asks for a queue that read does not
+//! have (a queue made a moment ago) or for a check or a move that must not
+//! act on an older answer (`Elsewhere::queue_now`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
@@ -79,9 +80,6 @@ impl crate::engine::events::Subscriber for Watch {
         let _ = HANDED.try_with(|h| h.borrow_mut().extend(records.iter().map(|r| r.id)));
     }
 }
-
-/// A name still unknown after a fresh read is read again for after this.
-const UNKNOWN_FOR: Duration = Duration::from_secs(1);
 
 /// How long an engine waits for a fresh read of what other shards hold.
 const READ_WAIT: Duration = Duration::from_secs(2);
@@ -131,8 +129,6 @@ pub struct Directory {
     snapshot: RwLock<Arc<Snapshot>>,
     rounds: Mutex<Rounds>,
     changed: Condvar,
-    /// Names asked for and not found by a read that began after the ask.
-    unknown: Mutex<HashMap<String, Instant>>,
 }
 
 impl Directory {
@@ -143,7 +139,6 @@ impl Directory {
             snapshot: RwLock::new(Arc::new(Snapshot::default())),
             rounds: Mutex::new(Rounds::default()),
             changed: Condvar::new(),
-            unknown: Mutex::new(HashMap::new()),
         });
         let reader = Arc::downgrade(&directory);
         std::thread::Builder::new()
@@ -171,26 +166,6 @@ impl Directory {
             .clone()
     }
 
-    /// Waits (bounded) for a read that begins after this call.
-    fn read_now(&self) {
-        let mut rounds = self.rounds.lock().unwrap_or_else(|p| p.into_inner());
-        let wanted = rounds.started + 1;
-        rounds.asked = true;
-        self.changed.notify_all();
-        let deadline = Instant::now() + READ_WAIT;
-        while rounds.finished < wanted && !rounds.stop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            rounds = self
-                .changed
-                .wait_timeout(rounds, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
-    }
-
     /// Asks the database (through the reader's connection); `None` when
     /// it cannot answer in time.
     fn ask(&self, lookup: Lookup) -> Option<Answer> {
@@ -204,36 +179,6 @@ impl Directory {
         }
         self.changed.notify_all();
         answer.recv_timeout(READ_WAIT).ok()
-    }
-
-    /// Looks `key` up with `find`; a miss reads again, unless the same
-    /// key missed a fresh read lately.
-    fn look<T>(&self, key: &str, find: impl Fn(&Snapshot) -> Option<T>) -> Option<T> {
-        if let Some(found) = find(&self.current()) {
-            return Some(found);
-        }
-        let lately = self
-            .unknown
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(key)
-            .is_some_and(|at| at.elapsed() < UNKNOWN_FOR);
-        if lately {
-            return None;
-        }
-        self.read_now();
-        let found = find(&self.current());
-        let mut unknown = self.unknown.lock().unwrap_or_else(|p| p.into_inner());
-        match found {
-            Some(_) => {
-                unknown.remove(key);
-            }
-            None => {
-                unknown.retain(|_, at| at.elapsed() < UNKNOWN_FOR);
-                unknown.insert(key.to_string(), Instant::now());
-            }
-        }
-        found
     }
 }
 
@@ -433,12 +378,12 @@ pub struct ShardView {
 
 impl Elsewhere for ShardView {
     fn queue(&self, arn: &str) -> Option<RemoteQueue> {
-        self.directory.look(arn, |s| {
-            s.queues
-                .get(arn)
-                .filter(|(shard, _)| *shard != self.shard)
-                .map(|(_, q)| q.clone())
-        })
+        let known = self.directory.current().queues.get(arn).cloned();
+        match known {
+            Some((shard, q)) => (shard != self.shard).then_some(q),
+            // Perhaps made a moment ago: asked where the truth is kept.
+            None => self.queue_now(arn),
+        }
     }
 
     fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {

@@ -253,8 +253,20 @@ impl Front {
         parts: &axum::http::request::Parts,
         body: Bytes,
     ) -> axum::response::Response {
-        let protocol = crate::protocol::protocol_from_headers(&parts.headers);
         let answers = self.ask_all(parts, body).await;
+        // The query protocol answers in JSON when the caller accepts it:
+        // rendered as the shards rendered it.
+        let json = answers.iter().any(|a| {
+            a.ok()
+                && a.headers
+                    .get(axum::http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|t| t.contains("json"))
+        });
+        let protocol = match crate::protocol::protocol_from_headers(&parts.headers) {
+            Protocol::Query if json => Protocol::QueryAsJson,
+            p => p,
+        };
         let mut urls: Vec<String> = Vec::new();
         let mut more = false;
         let mut first: Option<Answer> = None;

@@ -1,0 +1,278 @@
+//! Listings across shards: queues and topics spread over the store's
+//! shards and the shards over three nodes, yet ListQueues (JSON and query
+//! protocols) and ListTopics from any node list every one of them, paged
+//! as a single server pages. Also the `x-retsu-shard` header a node uses
+//! to ask another node's shard alone.
+//! Skipped without `RETSU_TEST_POSTGRES` (`scripts/postgres.sh run …`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::cluster::{Cluster, SECRET};
+use common::{pg, sdk_client, sns_client};
+
+const LEASE: Duration = Duration::from_secs(2);
+const QUEUES: usize = 20;
+/// More than one SNS page (100).
+const TOPICS: usize = 130;
+
+fn no_postgres() -> bool {
+    if pg::admin_url().is_none() {
+        eprintln!("skipped: RETSU_TEST_POSTGRES is not set (scripts/postgres.sh run … gives one)");
+        return true;
+    }
+    false
+}
+
+/// Waits until every shard has a live holder, as every node sees it;
+/// returns, per shard (in order), the index of the node holding it.
+async fn every_shard_held(c: &Cluster) -> Vec<usize> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut agreed: Option<Vec<usize>> = None;
+        let mut all = true;
+        for i in 0..c.nodes.len() {
+            let Some(v) = c.view(i).await else {
+                all = false;
+                break;
+            };
+            let held: Option<Vec<usize>> = v["shards"]
+                .as_array()
+                .filter(|s| !s.is_empty())
+                .and_then(|shards| {
+                    shards
+                        .iter()
+                        .map(|s| {
+                            let holder = s["holder"].as_str()?;
+                            (s["live"] == true).then_some(())?;
+                            c.nodes.iter().position(|n| n.id == holder)
+                        })
+                        .collect()
+                });
+            match (&agreed, held) {
+                (_, None) => all = false,
+                (None, Some(h)) => agreed = Some(h),
+                (Some(a), Some(h)) => all &= *a == h,
+            }
+        }
+        // Each node serves what the rows say it holds.
+        if let (true, Some(held)) = (all, agreed) {
+            let mut serving = true;
+            for (shard, &i) in held.iter().enumerate() {
+                let v = c.view(i).await.unwrap_or_default();
+                let shard = shard as i64 + 1;
+                serving &= v["serving_shards"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|x| x.as_i64() == Some(shard)));
+            }
+            if serving {
+                return held;
+            }
+        }
+        assert!(Instant::now() < deadline, "not every shard is held");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every `<QueueUrl>` of a query-protocol answer, and its NextToken.
+fn xml_page(body: &str) -> (Vec<String>, Option<String>) {
+    let texts = |tag: &str| -> Vec<String> {
+        body.split(&format!("<{tag}>"))
+            .skip(1)
+            .filter_map(|s| {
+                s.split_once(&format!("</{tag}>"))
+                    .map(|(t, _)| t.to_string())
+            })
+            .collect()
+    };
+    (texts("QueueUrl"), texts("NextToken").pop())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_lists_every_queue_and_topic_of_every_shard_paged() {
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("listings", 3, LEASE).await;
+    let held = every_shard_held(&c).await;
+    let shards = held.len();
+    eprintln!("every shard held: {held:?}");
+    // Names spread over the shards: the least placed shard takes the next.
+    let mut names: Vec<String> = (0..QUEUES).map(|i| format!("q-{i:02}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        sdk_client(&c.nodes[i % 3].endpoint(), "us-east-1")
+            .create_queue()
+            .queue_name(name)
+            .send()
+            .await
+            .unwrap();
+    }
+    names.sort();
+    let mut topics = Vec::new();
+    for i in 0..TOPICS {
+        let out = sns_client(&c.nodes[i % 3].endpoint())
+            .create_topic()
+            .name(format!("t-{i:03}"))
+            .send()
+            .await
+            .unwrap();
+        topics.push(out.topic_arn().unwrap().to_string());
+    }
+    topics.sort();
+    eprintln!("created");
+
+    // Each shard alone, asked with x-retsu-shard of the node holding it:
+    // every shard holds some of the queues, and together all of them.
+    let raw = reqwest::Client::new();
+    let mut per_shard = Vec::new();
+    for (s, &i) in held.iter().enumerate() {
+        let r = raw
+            .post(format!("{}/", c.nodes[i].endpoint()))
+            .header("x-retsu-forwarded-by", "test")
+            .header("x-retsu-cluster-secret", SECRET)
+            .header("x-retsu-shard", (s + 1).to_string())
+            .form(&[("Action", "ListQueues")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let (urls, _) = xml_page(&r.text().await.unwrap());
+        assert!(!urls.is_empty(), "shard {} holds no queue", s + 1);
+        per_shard.extend(urls);
+    }
+    assert_eq!(per_shard.len(), QUEUES);
+
+    for node in 0..3 {
+        let endpoint = c.nodes[node].endpoint();
+        let url = |name: &String| format!("{endpoint}/000000000000/{name}");
+        let every: Vec<String> = names.iter().map(url).collect();
+        let sqs = sdk_client(&endpoint, "us-east-1");
+        // Unpaged: all at once, in name order.
+        let all = sqs.list_queues().send().await.unwrap();
+        assert_eq!(all.queue_urls(), every.as_slice());
+        assert_eq!(all.next_token(), None);
+        eprintln!("node {node}: unpaged listed");
+        for max in 1..=QUEUES as i32 + 1 {
+            eprintln!("node {node}: MaxResults {max}");
+            // JSON protocol (the SDK).
+            let (mut listed, mut token, mut pages) = (Vec::new(), None::<String>, 0);
+            loop {
+                let out = sqs
+                    .list_queues()
+                    .max_results(max)
+                    .set_next_token(token.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(out.queue_urls().len() <= max as usize);
+                listed.extend(out.queue_urls().iter().cloned());
+                pages += 1;
+                token = out.next_token().map(str::to_string);
+                if token.is_none() {
+                    break;
+                }
+            }
+            assert_eq!(listed, every, "node {node}, MaxResults {max}");
+            assert_eq!(pages, QUEUES.div_ceil(max as usize).max(1));
+            // Query protocol, with a prefix as well.
+            let (mut listed, mut token) = (Vec::new(), None::<String>);
+            loop {
+                let max = max.to_string();
+                let mut form = vec![
+                    ("Action", "ListQueues"),
+                    ("Version", "2012-11-05"),
+                    ("QueueNamePrefix", "q-1"),
+                    ("MaxResults", max.as_str()),
+                ];
+                if let Some(t) = &token {
+                    form.push(("NextToken", t.as_str()));
+                }
+                let r = raw
+                    .post(format!("{endpoint}/"))
+                    .form(&form)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 200);
+                let body = r.text().await.unwrap();
+                assert!(body.starts_with("<ListQueuesResponse"), "{body}");
+                let (urls, next) = xml_page(&body);
+                listed.extend(urls);
+                token = next;
+                if token.is_none() {
+                    break;
+                }
+            }
+            let tens: Vec<String> = names
+                .iter()
+                .filter(|n| n.starts_with("q-1"))
+                .map(url)
+                .collect();
+            assert_eq!(listed, tens, "node {node}, query, MaxResults {max}");
+        }
+        // A malformed token: the single server's error.
+        let e = sqs
+            .list_queues()
+            .max_results(2)
+            .next_token("!!not a token!!")
+            .send()
+            .await
+            .unwrap_err();
+        assert!(
+            format!("{e:?}").contains("Invalid NextToken value"),
+            "{e:?}"
+        );
+
+        // Topics: SNS pages by 100.
+        let sns = sns_client(&endpoint);
+        let first = sns.list_topics().send().await.unwrap();
+        assert_eq!(first.topics().len(), 100);
+        let token = first.next_token().expect("a second page").to_string();
+        let second = sns.list_topics().next_token(token).send().await.unwrap();
+        assert_eq!(second.next_token(), None);
+        let listed: Vec<String> = first
+            .topics()
+            .iter()
+            .chain(second.topics())
+            .map(|t| t.topic_arn().unwrap().to_string())
+            .collect();
+        assert_eq!(listed, topics, "node {node}");
+    }
+    assert!(shards > 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_is_addressed_only_with_the_secret_and_only_where_it_is_held() {
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("addressed", 3, LEASE).await;
+    let held = every_shard_held(&c).await;
+    let raw = reqwest::Client::new();
+    let ask = |node: usize, shard: usize, secret: Option<&str>| {
+        let mut req = raw
+            .post(format!("{}/", c.nodes[node].endpoint()))
+            .header("x-retsu-shard", shard.to_string())
+            .form(&[("Action", "ListQueues")]);
+        if let Some(secret) = secret {
+            req = req
+                .header("x-retsu-forwarded-by", "test")
+                .header("x-retsu-cluster-secret", secret);
+        }
+        req.send()
+    };
+    // Without the secret, or with a forged one: refused.
+    for secret in [None, Some("forged-secret-forged")] {
+        let r = ask(held[0], 1, secret).await.unwrap();
+        assert_eq!(r.status(), 403);
+    }
+    // A node that does not hold the shard does not pass it on: a
+    // retriable 503.
+    let elsewhere = (0..3).find(|&i| i != held[0]).unwrap();
+    let r = ask(elsewhere, 1, Some(SECRET)).await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.text().await.unwrap().contains("ServiceUnavailable"));
+    let r = ask(held[0], 1, Some(SECRET)).await.unwrap();
+    assert_eq!(r.status(), 200);
+}
