@@ -117,7 +117,7 @@ export RETSU_BIN="$PWD/target/x86_64-unknown-linux-gnu/release/retsu"
 step "the persistence suite, PostgreSQL's own tests and the cluster's on a throwaway PostgreSQL"
 # --nocapture: the kill -9 ledgers and the fault test's counts and
 # failover times are printed even when they pass.
-bash scripts/postgres.sh run cargo test --workspace --test persistence --test postgres --test cluster --test cluster_faults -- --nocapture
+bash scripts/postgres.sh run cargo test --workspace --test persistence --test postgres --test cluster --test cluster_listings --test cluster_faults -- --nocapture
 
 # Every integration test file that starts a TestServer, each server a
 # three-node cluster in the test's process behind a round-robin proxy
