@@ -67,11 +67,8 @@ impl Placement {
         }
     }
 
-    /// Every queue and every placed topic and platform application name:
-    /// (kind, name, shard), by shard and name (the cluster view's "what
-    /// each node owns"), in every account and region. Queues are read from
-    /// the shards' queue rows, so a deleted queue is not listed.
-    pub async fn names(&self) -> Result<Vec<(String, String, i32)>, String> {
+    /// The connection, opened again if it closed.
+    async fn connected(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Client>>, String> {
         let mut guard = self.client.lock().await;
         if guard.as_ref().is_none_or(|c| c.is_closed()) {
             let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
@@ -84,7 +81,16 @@ impl Placement {
             tokio::spawn(connection);
             *guard = Some(client);
         }
-        let client = guard.as_ref().expect("connected above");
+        Ok(guard)
+    }
+
+    /// Every queue and every placed topic and platform application name:
+    /// (kind, name, shard), by shard and name (the cluster view's "what
+    /// each node owns"), in every account and region. Queues are read from
+    /// the shards' queue rows, so a deleted queue is not listed.
+    pub async fn names(&self) -> Result<Vec<(String, String, i32)>, String> {
+        let mut guard = self.connected().await?;
+        let client = guard.as_ref().expect("connected");
         let rows = client
             .query(
                 "SELECT 'queue', record::jsonb->>'name', shard FROM retsu.queues
@@ -118,19 +124,8 @@ impl Placement {
             return Ok(Some(*shard));
         }
         let kind = kind(key.kind);
-        let mut guard = self.client.lock().await;
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
-            let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
-                format!(
-                    "cannot connect to PostgreSQL {}: {}",
-                    self.shown,
-                    crate::journal::describe_postgres_error(&e)
-                )
-            })?;
-            tokio::spawn(connection);
-            *guard = Some(client);
-        }
-        let client = guard.as_ref().expect("connected above");
+        let mut guard = self.connected().await?;
+        let client = guard.as_ref().expect("connected");
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
             [&kind, &key.account, &key.region, &key.name];
         let row = if create {
