@@ -5,6 +5,8 @@
 #   1. forwarding: the same retsu-bench scenarios sent to the node holding
 #      the store's lease and to a node that passes requests on to it,
 #      alternating, ROUNDS times (p50, p99, max and throughput of each);
+#      the store has one shard, so one node owns every queue the benchmark
+#      makes and the other passes every request on: one hop, measured;
 #   2. failover: the holder killed with SIGKILL, FAILOVERS times; the time
 #      from the kill to the first successful answer through another node
 #      (median and max), against the lease length.
@@ -57,7 +59,7 @@ NODE_PID=()
 start_node() {
   local i=$1 port=${PORTS[$1]}
   "$BIN" --port "$port" --store "$DB" --cluster-secret bench-cluster-secret-0123 \
-    --node-id "node$i" --node-url "http://127.0.0.1:$port" --lease "$LEASE" \
+    --node-id "node$i" --node-url "http://127.0.0.1:$port" --lease "$LEASE" --shards 1 \
     --durability "$DURABILITY" --log-level warn >"$WORK/node$i.log" 2>&1 &
   NODE_PID[$i]=$!
   PIDS+=($!)
