@@ -127,9 +127,17 @@ struct Rounds {
 /// The queues of every shard, as last read. One per node.
 pub struct Directory {
     snapshot: RwLock<Arc<Snapshot>>,
+    /// ARNs the database was asked for and did not have, forgotten when a
+    /// shard's queues change: a publish to a subscription whose queue is
+    /// gone, or a receive from a queue whose dead-letter queue is, asks
+    /// once, not each time.
+    missing: Mutex<HashSet<String>>,
     rounds: Mutex<Rounds>,
     changed: Condvar,
 }
+
+/// Misses remembered at most; more are asked again.
+const MISSES_KEPT: usize = 4096;
 
 impl Directory {
     /// Starts reading on a thread of its own (engines ask from inside
@@ -137,6 +145,7 @@ impl Directory {
     pub fn start(config: tokio_postgres::Config, every: Duration) -> Arc<Directory> {
         let directory = Arc::new(Directory {
             snapshot: RwLock::new(Arc::new(Snapshot::default())),
+            missing: Mutex::new(HashSet::new()),
             rounds: Mutex::new(Rounds::default()),
             changed: Condvar::new(),
         });
@@ -150,6 +159,7 @@ impl Directory {
 
     /// Reads again soon (a shard's queues changed).
     fn refresh_soon(&self) {
+        self.forget_misses();
         self.rounds.lock().unwrap_or_else(|p| p.into_inner()).asked = true;
         self.changed.notify_all();
     }
@@ -157,6 +167,27 @@ impl Directory {
     pub fn stop(&self) {
         self.rounds.lock().unwrap_or_else(|p| p.into_inner()).stop = true;
         self.changed.notify_all();
+    }
+
+    fn forget_misses(&self) {
+        self.missing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn known_missing(&self, arn: &str) -> bool {
+        self.missing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(arn)
+    }
+
+    fn note_missing(&self, arn: &str) {
+        let mut missing = self.missing.lock().unwrap_or_else(|p| p.into_inner());
+        if missing.len() < MISSES_KEPT {
+            missing.insert(arn.to_string());
+        }
     }
 
     fn current(&self) -> Arc<Snapshot> {
@@ -167,7 +198,9 @@ impl Directory {
     }
 
     /// Asks the database (through the reader's connection); `None` when
-    /// it cannot answer in time.
+    /// it cannot answer in time. Engines ask from inside synchronous work;
+    /// on a multi-threaded runtime the worker's other tasks move to other
+    /// threads meanwhile.
     fn ask(&self, lookup: Lookup) -> Option<Answer> {
         let (send, answer) = std::sync::mpsc::sync_channel(1);
         {
@@ -178,7 +211,13 @@ impl Directory {
             rounds.lookups.push((lookup, send));
         }
         self.changed.notify_all();
-        answer.recv_timeout(READ_WAIT).ok()
+        let wait = || answer.recv_timeout(READ_WAIT).ok();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(wait)
+            }
+            _ => wait(),
+        }
     }
 }
 
@@ -239,6 +278,7 @@ fn read_forever(
         match runtime.block_on(read(&mut client, &config)) {
             Ok(snapshot) => {
                 *dir.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+                dir.forget_misses();
             }
             Err(e) => {
                 client = None;
@@ -378,21 +418,28 @@ pub struct ShardView {
 
 impl Elsewhere for ShardView {
     fn queue(&self, arn: &str) -> Option<RemoteQueue> {
-        let known = self.directory.current().queues.get(arn).cloned();
-        match known {
-            Some((shard, q)) => (shard != self.shard).then_some(q),
-            // Perhaps made a moment ago: asked where the truth is kept.
-            None => self.queue_now(arn),
+        if let Some(known) = self.last_read(arn) {
+            return known;
         }
+        if self.directory.known_missing(arn) {
+            return None;
+        }
+        // Perhaps made a moment ago: asked where the truth is kept.
+        self.queue_now(arn)
     }
 
     fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {
         match self.directory.ask(Lookup::Queue(arn.to_string())) {
-            Some(Answer::Queue(found)) => found
-                .filter(|(shard, _)| *shard != self.shard)
-                .map(|(_, q)| q),
+            Some(Answer::Queue(found)) => {
+                if found.is_none() {
+                    self.directory.note_missing(arn);
+                }
+                found
+                    .filter(|(shard, _)| *shard != self.shard)
+                    .map(|(_, q)| q)
+            }
             // The database did not answer in time: what was read last.
-            _ => self.queue(arn),
+            _ => self.last_read(arn).flatten(),
         }
     }
 
@@ -421,6 +468,15 @@ impl Elsewhere for ShardView {
                 .iter()
                 .any(|(t, shard)| t == arn && *shard != self.shard),
         }
+    }
+}
+
+impl ShardView {
+    /// What the last read says of `arn`: `None` when it does not have it,
+    /// `Some(None)` when it is this shard's own.
+    fn last_read(&self, arn: &str) -> Option<Option<RemoteQueue>> {
+        let known = self.directory.current().queues.get(arn).cloned()?;
+        Some((known.0 != self.shard).then_some(known.1))
     }
 }
 
