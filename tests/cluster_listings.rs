@@ -1,6 +1,7 @@
 //! Listings across shards: queues and topics spread over the store's
 //! shards and the shards over three nodes, yet ListQueues (JSON and query
-//! protocols) and ListTopics from any node list every one of them, paged
+//! protocols), ListTopics and ListPlatformApplications from any node list
+//! every one of them, paged
 //! as a single server pages. Also the `x-retsu-shard` header a node uses
 //! to ask another node's shard alone.
 //! Skipped without `RETSU_TEST_POSTGRES` (`scripts/postgres.sh run …`).
@@ -16,6 +17,7 @@ const LEASE: Duration = Duration::from_secs(2);
 const QUEUES: usize = 20;
 /// More than one SNS page (100).
 const TOPICS: usize = 130;
+const APPLICATIONS: usize = 12;
 
 fn no_postgres() -> bool {
     if pg::admin_url().is_none() {
@@ -120,6 +122,20 @@ async fn every_node_lists_every_queue_and_topic_of_every_shard_paged() {
         topics.push(out.topic_arn().unwrap().to_string());
     }
     topics.sort();
+    // Platform applications are placed as topics are.
+    let mut applications = Vec::new();
+    for i in 0..APPLICATIONS {
+        let out = sns_client(&c.nodes[i % 3].endpoint())
+            .create_platform_application()
+            .name(format!("app-{i:02}"))
+            .platform("GCM")
+            .attributes("PlatformCredential", format!("key-{i}"))
+            .send()
+            .await
+            .unwrap();
+        applications.push(out.platform_application_arn().unwrap().to_string());
+    }
+    applications.sort();
     eprintln!("created");
 
     // Each shard alone, asked with x-retsu-shard of the node holding it:
@@ -238,6 +254,27 @@ async fn every_node_lists_every_queue_and_topic_of_every_shard_paged() {
             .map(|t| t.topic_arn().unwrap().to_string())
             .collect();
         assert_eq!(listed, topics, "node {node}");
+
+        // Platform applications, with the attributes each has.
+        let listed = sns.list_platform_applications().send().await.unwrap();
+        assert_eq!(listed.next_token(), None);
+        let arns: Vec<String> = listed
+            .platform_applications()
+            .iter()
+            .map(|a| a.platform_application_arn().unwrap().to_string())
+            .collect();
+        assert_eq!(arns, applications, "node {node}");
+        for a in listed.platform_applications() {
+            let arn = a.platform_application_arn().unwrap();
+            let got = sns
+                .get_platform_application_attributes()
+                .platform_application_arn(arn)
+                .send()
+                .await
+                .unwrap();
+            assert!(got.attributes().is_some_and(|m| !m.is_empty()), "{arn}");
+            assert_eq!(a.attributes(), got.attributes(), "{arn}");
+        }
     }
     assert!(shards > 1);
 }

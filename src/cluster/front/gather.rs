@@ -88,10 +88,10 @@ impl Front {
                 self.everywhere(parts, body).await
             }
             Gathered::Lambda => self.first_found(parts, body).await,
-            // Platform applications and /metrics: the home shard's.
-            Gathered::Applications { .. } | Gathered::Metrics => {
-                self.answer_from(HOME_SHARD, parts, body, false).await
+            Gathered::Applications { .. } => {
+                self.sns_list(SnsList::Applications, parts, body).await
             }
+            Gathered::Metrics => self.answer_from(HOME_SHARD, parts, body, false).await,
         }
     }
 
@@ -326,7 +326,8 @@ impl Front {
         crate::protocol::encode_response(protocol, &response, &id).into_http()
     }
 
-    /// ListTopics or ListSubscriptions (SNS pages of 100 by ARN).
+    /// ListTopics, ListSubscriptions or ListPlatformApplications (SNS
+    /// pages of 100 by ARN).
     async fn sns_list(
         &self,
         list: SnsList,
@@ -364,7 +365,8 @@ impl Front {
             .map(|k| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, k));
         let field = |m: &BTreeMap<String, String>, f: &str| m.get(f).cloned().unwrap_or_default();
         use crate::sns::api::{
-            ListSubscriptionsResult, ListTopicsResult, SnsResponse, SubscriptionEntry, TopicEntry,
+            ListPlatformApplicationsResult, ListSubscriptionsResult, ListTopicsResult,
+            PlatformApplicationEntry, SnsResponse, SubscriptionEntry, TopicEntry,
         };
         let response = match list {
             SnsList::Topics => SnsResponse::ListTopics(ListTopicsResult {
@@ -389,6 +391,23 @@ impl Front {
                     .collect(),
                 next_token,
             }),
+            SnsList::Applications => {
+                SnsResponse::ListPlatformApplications(ListPlatformApplicationsResult {
+                    platform_applications: members
+                        .iter()
+                        .map(|m| PlatformApplicationEntry {
+                            platform_application_arn: field(m, "PlatformApplicationArn"),
+                            attributes: m
+                                .iter()
+                                .filter_map(|(k, v)| {
+                                    Some((k.strip_prefix(ATTRIBUTE)?.to_string(), v.clone()))
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                    next_token,
+                })
+            }
         };
         let id = id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         crate::protocol::sns::encode(&Ok(response), &id).into_http()
@@ -399,6 +418,7 @@ impl Front {
 enum SnsList {
     Topics,
     Subscriptions,
+    Applications,
 }
 
 impl SnsList {
@@ -406,6 +426,7 @@ impl SnsList {
     fn fields(self) -> &'static [&'static str] {
         match self {
             SnsList::Topics => &["TopicArn"],
+            SnsList::Applications => &["PlatformApplicationArn"],
             SnsList::Subscriptions => &[
                 "SubscriptionArn",
                 "Owner",
@@ -459,9 +480,13 @@ fn find_json(value: &serde_json::Value, urls: &mut Vec<String>, token: &mut bool
 
 /// The items of a query-protocol list answer: each `<member>` (or, for
 /// a list of bare elements such as `<QueueUrl>`, each such element) as
-/// its fields' texts; whether a non-empty `<NextToken>` was there; the
+/// its fields' texts, and a member's map entries (`<entry><key>`,
+/// `<value>`) under their key after [`ATTRIBUTE`]; whether a non-empty `<NextToken>` was there; the
 /// `<RequestId>`. `None`: not XML.
 type Members = (Vec<BTreeMap<String, String>>, bool, Option<String>);
+
+/// The prefix of a member's map entries in [`xml_members`].
+const ATTRIBUTE: &str = "Attributes.";
 
 fn xml_members(text: &str, fields: &[&str]) -> Option<Members> {
     use quick_xml::events::Event;
@@ -469,6 +494,7 @@ fn xml_members(text: &str, fields: &[&str]) -> Option<Members> {
     let mut members: Vec<BTreeMap<String, String>> = Vec::new();
     let mut in_member = false;
     let mut open: Option<String> = None;
+    let mut entry_key: Option<String> = None;
     let mut token = false;
     let mut request_id = None;
     loop {
@@ -498,6 +524,12 @@ fn xml_members(text: &str, fields: &[&str]) -> Option<Members> {
                 match name.as_str() {
                     "NextToken" if !value.is_empty() => token = true,
                     "RequestId" => request_id = Some(value),
+                    "key" if in_member => entry_key = Some(value),
+                    "value" if in_member => {
+                        if let (Some(k), Some(m)) = (entry_key.take(), members.last_mut()) {
+                            m.insert(format!("{ATTRIBUTE}{k}"), value);
+                        }
+                    }
                     f if fields.contains(&f) => {
                         if let Some(m) = members.last_mut() {
                             m.insert(f.to_string(), value);
