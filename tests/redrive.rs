@@ -1331,6 +1331,7 @@ async fn moved_messages_join_the_back_of_their_fifo_group() {
         latest(&t, &arn("dlq.fifo")).await.status(),
         Some("COMPLETED")
     );
+    counts_in_cluster_soon(&t, &src, (3, 0, 0)).await;
     let got = t.receive(&src, 10).await;
     assert_eq!(bodies(&got), ["second", "third", "first"]);
     let back = &got[2];
