@@ -61,6 +61,16 @@ pub enum ClusterAction {
     Drain { node: String },
     /// Let a drained node hold the lease again.
     Undrain { node: String },
+    /// Move a queue (by URL, ARN or name) to a node: the shard holding
+    /// it, with every queue and topic in it, is handed over at once and
+    /// stays on that node while it is live and not drained.
+    Move {
+        queue: String,
+        node: String,
+        /// QUEUE names a topic (by ARN or name) instead.
+        #[arg(long)]
+        topic: bool,
+    },
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -443,8 +453,24 @@ fn render_cluster(v: &Value) -> String {
             ]
         })
         .collect();
+    // Shards an operator moved, and whether the move is done.
+    let moved: String = v["shards"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["moved_to"].is_string())
+        .map(|s| {
+            let (to, holder) = (text(&s["moved_to"]), text(&s["holder"]));
+            let state = if to == holder && s["live"].as_bool() == Some(true) {
+                "held there".to_string()
+            } else {
+                format!("held by {holder} until it hands over")
+            };
+            format!("shard {} moved to {to}: {state}\n", text(&s["shard"]))
+        })
+        .collect();
     format!(
-        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}",
+        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}{moved}",
         text(&v["node"]),
         table(
             &["NODE", "URL", "HEARTBEAT", "STATE", "SHARDS", "OWNS"],
@@ -879,6 +905,12 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
                     "/_retsu/cluster/undrain",
                     Some(&json!({ "node": node })),
                 )?,
+                ClusterAction::Move { queue, node, topic } => {
+                    let what = if topic { "topic" } else { "queue" };
+                    let mut body = json!({ "node": node });
+                    body[what] = json!(queue);
+                    client.ok("POST", "/_retsu/cluster/move", Some(&body))?
+                }
             };
             let t = render_cluster(&v);
             (v, t)

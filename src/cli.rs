@@ -127,7 +127,7 @@ pub enum Command {
         #[command(flatten)]
         admin: AdminArgs,
     },
-    /// Show a cluster's nodes, their heartbeats, and which holds the store (GET /_retsu/cluster); drain or undrain a node.
+    /// Show a cluster's nodes, their heartbeats, and the shards each holds (GET /_retsu/cluster); drain or undrain a node; move a queue to a node.
     Cluster {
         #[command(subcommand)]
         action: Option<ClusterAction>,

@@ -720,6 +720,157 @@ async fn a_drained_holder_hands_over_at_once_with_the_clock_and_keeps_forwarding
     assert_eq!(row(&v, &c.nodes[holder].id)["draining"], false, "{v}");
 }
 
+/// `retsu cluster move`: the shard of a queue goes to the node named, at
+/// once rather than after a lease, with its messages and their in-flight
+/// state, and stays there while the shards are spread again. Bad input is
+/// refused with nothing moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
+    if no_postgres() {
+        return;
+    }
+    // Long enough that a move waiting for a lease to lapse would show.
+    let long = Duration::from_secs(30);
+    let c = Cluster::start("move", 3, long).await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    let q = create_queue_via(&client(&c, 0), "moving", &[]).await;
+    for body in ["a", "b"] {
+        client(&c, 1)
+            .send_message()
+            .queue_url(&q)
+            .message_body(body)
+            .send()
+            .await
+            .unwrap();
+    }
+    let took = client(&c, 2)
+        .receive_message()
+        .queue_url(&q)
+        .visibility_timeout(600)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(took.messages().len(), 1);
+    let shard = shard_of(&c, "moving");
+    let from = server_of(&c, shard).await;
+    let to = other(from);
+
+    let out = process::retsu()
+        .args([
+            "cluster",
+            "move",
+            &q,
+            &c.nodes[to].id,
+            "--endpoint",
+            &c.nodes[from].endpoint(),
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains(&format!("shard {shard} moved to {}", c.nodes[to].id)),
+        "{shown}"
+    );
+    let asked = Instant::now();
+    while serving(&c, shard).await != Some(to) {
+        assert!(
+            asked.elapsed() < long / 3,
+            "shard {shard} did not move to node {to}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The state came with it: one message waiting, one in flight.
+    assert_eq!(in_flight(&client(&c, from), &q).await, "1");
+    assert_eq!(bodies(&client(&c, from), &q).await.len(), 1);
+    // The shards spread again around the moved one, which stays.
+    wait_spread(&c, Duration::from_secs(20)).await;
+    assert_eq!(server_of(&c, shard).await, to);
+    let v = c.view(from).await.unwrap();
+    let row = &v["shards"][(shard - 1) as usize];
+    assert_eq!(row["moved_to"], c.nodes[to].id.as_str(), "{v}");
+
+    // A topic by its ARN, through the API.
+    let topic = sns_client(&c.nodes[0].endpoint())
+        .create_topic()
+        .name("moving-topic")
+        .send()
+        .await
+        .unwrap()
+        .topic_arn()
+        .unwrap()
+        .to_string();
+    let v = post_json(
+        &c,
+        0,
+        "/_retsu/cluster/move",
+        serde_json::json!({"topic": topic, "node": c.nodes[from].id}),
+    )
+    .await;
+    let moved: Vec<&serde_json::Value> = v["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["moved_to"] == c.nodes[from].id.as_str())
+        .collect();
+    assert_eq!(moved.len(), 1, "{v}");
+
+    // Refused, with nothing moved.
+    let raw = reqwest::Client::new();
+    let refused = |body: String| {
+        raw.post(format!("{}/_retsu/cluster/move", c.nodes[1].endpoint()))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let node = |i: usize| c.nodes[i].id.clone();
+    for (body, status, says) in [
+        (
+            serde_json::json!({"queue": "moving", "node": "nobody"}).to_string(),
+            404,
+            "no node",
+        ),
+        (
+            serde_json::json!({"queue": "absent", "node": node(from)}).to_string(),
+            404,
+            "no queue named",
+        ),
+        (
+            serde_json::json!({"queue": "moving"}).to_string(),
+            400,
+            "give what to move",
+        ),
+        (
+            serde_json::json!({"queue": "moving", "topic": "t", "node": node(from)}).to_string(),
+            400,
+            "give what to move",
+        ),
+        ("{not json".to_string(), 400, "not JSON"),
+    ] {
+        let r = refused(body.clone()).await.unwrap();
+        assert_eq!(r.status(), status, "{body}");
+        let text = r.text().await.unwrap();
+        assert!(text.contains(says), "{body}: {text}");
+    }
+    // A drained node takes nothing moved to it.
+    post_json(
+        &c,
+        1,
+        "/_retsu/cluster/drain",
+        serde_json::json!({"node": node(from)}),
+    )
+    .await;
+    let r = refused(serde_json::json!({"queue": "moving", "node": node(from)}).to_string())
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    assert_eq!(server_of(&c, shard).await, to);
+}
+
 /// Waits until every running node serves some of the shards and the
 /// shards are all served: the share each node aims at once all joined.
 async fn wait_spread(c: &Cluster, within: Duration) {
@@ -755,6 +906,14 @@ async fn wait_spread(c: &Cluster, within: Duration) {
 
 /// The node serving `shard`, by the nodes' own views.
 async fn server_of(c: &Cluster, shard: i64) -> usize {
+    match serving(c, shard).await {
+        Some(i) => i,
+        None => panic!("no node serves shard {shard}"),
+    }
+}
+
+/// The node serving `shard` now, if one does (not while it moves).
+async fn serving(c: &Cluster, shard: i64) -> Option<usize> {
     for i in 0..c.nodes.len() {
         if c.nodes[i].process.is_none() {
             continue;
@@ -764,11 +923,11 @@ async fn server_of(c: &Cluster, shard: i64) -> usize {
                 .as_array()
                 .is_some_and(|s| s.iter().any(|x| x.as_i64() == Some(shard)))
             {
-                return i;
+                return Some(i);
             }
         }
     }
-    panic!("no node serves shard {shard}");
+    None
 }
 
 /// The shard each queue name was placed in.

@@ -102,7 +102,7 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
     });
     let err = refused(&url);
     assert!(
-        err.contains("format 99") && err.contains("reads format 4"),
+        err.contains("format 99") && err.contains("reads format 5"),
         "{err}"
     );
     let format: String = pg::with_client(&url, |c| {
@@ -114,8 +114,9 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
 }
 
 /// A store of an older format is migrated in place at start: format 2
-/// lacked the drain column and the cluster's clock, format 3 the shards;
-/// what it held becomes shard 1's, its queue names placed there.
+/// lacked the drain column and the cluster's clock, format 3 the shards,
+/// format 4 the shards' wanted nodes; what it held becomes shard 1's, its
+/// queue names placed there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_format_is_migrated_with_its_queues() {
     if no_postgres() {
@@ -127,7 +128,8 @@ async fn an_older_format_is_migrated_with_its_queues() {
     drop(s);
     pg::with_client(&url, |c| {
         c.batch_execute(
-            "ALTER TABLE retsu.nodes DROP COLUMN draining; DROP TABLE retsu.clock;
+            "ALTER TABLE retsu.lease DROP COLUMN wanted;
+             ALTER TABLE retsu.nodes DROP COLUMN draining; DROP TABLE retsu.clock;
              UPDATE retsu.meta SET value = '2' WHERE key = 'format';
              -- Format 3's layout: the engine's state in meta, one lease row.
              INSERT INTO retsu.meta (key, value)
@@ -159,16 +161,24 @@ async fn an_older_format_is_migrated_with_its_queues() {
             )
             .unwrap()
             .get(0);
-        let clock = c
+        let clock: i64 = c
             .query_one(
                 "SELECT count(*) FROM pg_tables WHERE schemaname = 'retsu' AND tablename = 'clock'",
                 &[],
             )
             .unwrap()
             .get(0);
-        (format, columns, clock)
+        let wanted: i64 = c
+            .query_one(
+                "SELECT count(*) FROM information_schema.columns
+                 WHERE table_schema = 'retsu' AND table_name = 'lease' AND column_name = 'wanted'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        (format, columns, clock + wanted)
     });
-    assert_eq!((format.as_str(), columns, clock), ("4", 1, 1));
+    assert_eq!((format.as_str(), columns, clock), ("5", 1, 2));
     let (queues, placed, shards): (i64, Vec<String>, i64) = pg::with_client(&url, |c| {
         let queues = c
             .query_one("SELECT count(*) FROM retsu.queues WHERE shard = 1", &[])

@@ -25,8 +25,9 @@ mod clock;
 mod gather;
 
 use super::forward::{Pool, HOP_BY_HOP};
-use super::membership::{Drain, Membership, View};
+use super::membership::{Drain, Membership, Move, View};
 use super::placement::{Placement, HOME_SHARD};
+use super::route::{Key, Kind};
 use crate::error::SqsError;
 use crate::server::HttpService;
 
@@ -338,6 +339,7 @@ impl Front {
             (&Method::GET, "/_retsu/cluster") => return self.cluster_view(req.headers()).await,
             (&Method::POST, "/_retsu/cluster/drain") => return self.drain(req, true).await,
             (&Method::POST, "/_retsu/cluster/undrain") => return self.drain(req, false).await,
+            (&Method::POST, "/_retsu/cluster/move") => return self.move_to_node(req).await,
             // This node is up, whichever holds the lease.
             (&Method::GET, "/health") => return "ok".into_response(),
             // What this node owns, labelled with its id.
@@ -672,41 +674,22 @@ impl Front {
         req: hyper::Request<Incoming>,
         draining: bool,
     ) -> axum::response::Response {
-        if let Some(refused) = self.refused_admin(req.headers()) {
-            return refused;
-        }
         let bad = |status, message: String| crate::admin::error(status, message);
-        let (parts, body) = req.into_parts();
-        let body = match crate::server::read_body_within(
-            self.body_timeout,
-            &parts.headers,
-            axum::body::Body::new(body),
-        )
-        .await
-        {
-            Ok(body) => body,
-            Err(_) => return bad(StatusCode::BAD_REQUEST, "cannot read the body".into()),
+        let (parts, body) = match self.admin_body(req).await {
+            Ok(read) => read,
+            Err(refused) => return refused,
         };
-        let node = if body.iter().all(u8::is_ascii_whitespace) {
-            self.node.clone()
-        } else {
-            match serde_json::from_slice::<serde_json::Value>(&body) {
-                Ok(v) => match v.get("node").and_then(|n| n.as_str()) {
-                    Some(node) => node.to_string(),
-                    None => {
-                        return bad(
-                            StatusCode::BAD_REQUEST,
-                            "give the node to drain as {\"node\": \"<id>\"}".into(),
-                        )
-                    }
-                },
-                Err(e) => {
+        let node = match body {
+            None => self.node.clone(),
+            Some(v) => match v.get("node").and_then(|n| n.as_str()) {
+                Some(node) => node.to_string(),
+                None => {
                     return bad(
                         StatusCode::BAD_REQUEST,
-                        format!("the body is not JSON: {e}"),
+                        "give the node to drain as {\"node\": \"<id>\"}".into(),
                     )
                 }
-            }
+            },
         };
         let mut rows = self.rows.lock().await;
         let Some(rows) = rows.as_mut() else {
@@ -738,6 +721,172 @@ impl Front {
         // The node's loop reads the rows now: a drained holder hands over.
         self.stale.notify_one();
         self.cluster_view(&parts.headers).await
+    }
+
+    /// An admin request's head and JSON body (`None`: no body), or the
+    /// answer refusing it.
+    async fn admin_body(
+        &self,
+        req: hyper::Request<Incoming>,
+    ) -> Result<(axum::http::request::Parts, Option<serde_json::Value>), axum::response::Response>
+    {
+        if let Some(refused) = self.refused_admin(req.headers()) {
+            return Err(refused);
+        }
+        let bad = |message: String| crate::admin::error(StatusCode::BAD_REQUEST, message);
+        let (parts, body) = req.into_parts();
+        let body = crate::server::read_body_within(
+            self.body_timeout,
+            &parts.headers,
+            axum::body::Body::new(body),
+        )
+        .await
+        .map_err(|_| bad("cannot read the body".into()))?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok((parts, None));
+        }
+        match serde_json::from_slice::<serde_json::Value>(&body) {
+            Ok(v) => Ok((parts, Some(v))),
+            Err(e) => Err(bad(format!("the body is not JSON: {e}"))),
+        }
+    }
+
+    /// `POST /_retsu/cluster/move` with `{"queue": "<URL, ARN or name>",
+    /// "node": "<id>"}` (or `"topic": "<ARN or name>"`): the shard holding
+    /// the queue or topic, and so every queue and topic in it, goes to that
+    /// node, which keeps it while it is live and not drained (another move
+    /// sends it elsewhere). Its holder hands it over at once; the new holder
+    /// loads it as after a failover, from the shard's last commit. Answers
+    /// with the cluster's view once asked, not once moved: the shard's
+    /// `holder` shows the move done.
+    async fn move_to_node(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+    ) -> axum::response::Response {
+        let bad = |status, message: String| crate::admin::error(status, message);
+        let usage = "give what to move and where as {\"queue\": \"<URL, ARN or name>\", \"node\": \"<id>\"} or {\"topic\": \"<ARN or name>\", \"node\": \"<id>\"}";
+        let (parts, body) = match self.admin_body(req).await {
+            Ok(read) => read,
+            Err(refused) => return refused,
+        };
+        let field = |name: &str| {
+            body.as_ref()
+                .and_then(|v| v.get(name))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let (Some(node), what) = (field("node"), (field("queue"), field("topic"))) else {
+            return bad(StatusCode::BAD_REQUEST, usage.into());
+        };
+        let key = match what {
+            (Some(queue), None) => self.queue_key(&queue),
+            (None, Some(topic)) => self.topic_key(&topic),
+            _ => None,
+        };
+        let Some(key) = key else {
+            return bad(StatusCode::BAD_REQUEST, usage.into());
+        };
+        let Some(placement) = &self.placement else {
+            return bad(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this node is still starting".into(),
+            );
+        };
+        let shard = match placement.shard_of(&key, false).await {
+            Ok(Some(shard)) => shard,
+            Ok(None) => {
+                return bad(
+                    StatusCode::NOT_FOUND,
+                    format!(
+                        "no {} named {:?} in account {} and region {}",
+                        key.kind.as_str(),
+                        key.name,
+                        key.account,
+                        key.region
+                    ),
+                )
+            }
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        };
+        let mut rows = self.rows.lock().await;
+        let Some(rows) = rows.as_mut() else {
+            return bad(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this node is still starting".into(),
+            );
+        };
+        match rows.move_shard(shard, &node).await {
+            Ok(Move::Done) => {}
+            Ok(Move::NoSuchNode) => {
+                return bad(
+                    StatusCode::NOT_FOUND,
+                    format!("no node {node:?} in this cluster"),
+                )
+            }
+            Ok(Move::NotLive) => {
+                return bad(
+                    StatusCode::CONFLICT,
+                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take shard {shard}"),
+                )
+            }
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        }
+        tracing::info!(node = %node, shard, name = %key.name, "shard moved through the admin API");
+        if let Ok(view) = rows.view().await {
+            self.set_view(view);
+        }
+        self.stale.notify_one();
+        self.cluster_view(&parts.headers).await
+    }
+
+    /// A queue named by its URL (`…/<account>/<name>`), its ARN, or its
+    /// name (the default account and region).
+    fn queue_key(&self, given: &str) -> Option<Key> {
+        let (account, region, name) = if let Some(k) = crate::engine::QueueKey::from_arn(given) {
+            (k.account, k.region, k.name)
+        } else if given.contains("://") {
+            let path = given.split("://").nth(1)?.split_once('/')?.1;
+            let (account, name) = path.trim_end_matches('/').split_once('/')?;
+            (
+                account.to_string(),
+                self.settings.default_region.clone(),
+                name.to_string(),
+            )
+        } else {
+            (
+                self.settings.account_id.clone(),
+                self.settings.default_region.clone(),
+                given.to_string(),
+            )
+        };
+        (!name.is_empty() && !name.contains('/')).then_some(Key {
+            kind: Kind::Queue,
+            account,
+            region,
+            name,
+        })
+    }
+
+    /// A topic named by its ARN or its name (the default account and region).
+    fn topic_key(&self, given: &str) -> Option<Key> {
+        let (account, region, name) = if given.starts_with("arn:") {
+            let arn = crate::sns::model::SnsArn::parse("TopicArn", given)
+                .ok()
+                .filter(|a| a.id.is_none())?;
+            (arn.account, arn.region, arn.name)
+        } else {
+            (
+                self.settings.account_id.clone(),
+                self.settings.default_region.clone(),
+                given.to_string(),
+            )
+        };
+        (!name.is_empty()).then_some(Key {
+            kind: Kind::Topic,
+            account,
+            region,
+            name,
+        })
     }
 
     /// `GET /_retsu/cluster`: the nodes, their heartbeats, the shards
@@ -815,6 +964,8 @@ impl Front {
                     "epoch": l.epoch,
                     "expires_in_ms": l.expires_in_ms,
                     "live": l.expires_in_ms.is_some_and(|ms| ms > 0),
+                    // Where an operator moved it (`retsu cluster move`).
+                    "moved_to": l.wanted,
                 })
             })
             .collect();

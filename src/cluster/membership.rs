@@ -42,6 +42,8 @@ pub struct LeaseRow {
     /// The holder's URL, while it is registered.
     #[serde(skip)]
     pub holder_url: Option<String>,
+    /// The node an operator moved the shard to (`retsu cluster move`).
+    pub wanted: Option<String>,
 }
 
 /// What asking to drain a node did.
@@ -81,6 +83,39 @@ impl View {
     pub fn draining(&self, node: &str) -> bool {
         self.nodes.iter().any(|n| n.id == node && n.draining)
     }
+
+    /// The node `shard` was moved to, while that node is live and not
+    /// drained (then the shard is its own, whatever the shares say).
+    pub fn wanted(&self, shard: i32, lease_ms: i64) -> Option<&str> {
+        let wanted = self
+            .leases
+            .iter()
+            .find(|l| l.shard == shard)?
+            .wanted
+            .as_deref()?;
+        self.nodes
+            .iter()
+            .any(|n| n.id == wanted && !n.draining && n.heartbeat_age_ms < lease_ms)
+            .then_some(wanted)
+    }
+
+    /// The shards moved to `node` (while it is live and not drained).
+    pub fn moved_to(&self, node: &str, lease_ms: i64) -> Vec<i32> {
+        self.leases
+            .iter()
+            .filter(|l| self.wanted(l.shard, lease_ms) == Some(node))
+            .map(|l| l.shard)
+            .collect()
+    }
+}
+
+/// What asking to move a shard to a node did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Done,
+    NoSuchNode,
+    /// The node is drained, or its heartbeat lapsed.
+    NotLive,
 }
 
 pub struct Membership {
@@ -246,22 +281,64 @@ impl Membership {
     }
 
     /// Takes up to `most` shards whose leases have lapsed (or were
-    /// released), lowest first: each one's shard and new epoch. Two nodes
-    /// asking at once take different shards (SKIP LOCKED).
-    pub async fn try_take(&mut self, most: usize) -> Result<Vec<(i32, i64)>, String> {
+    /// released), those moved to this node first, then lowest first: each
+    /// one's shard and new epoch. A shard moved to another live node is
+    /// left to it; with `moved_only`, only shards moved to this node are
+    /// taken. Two nodes asking at once take different shards (SKIP LOCKED).
+    /// Every node is told, so that it passes requests to the new holder
+    /// without waiting for its next look at the rows.
+    pub async fn try_take(
+        &mut self,
+        most: usize,
+        moved_only: bool,
+    ) -> Result<Vec<(i32, i64)>, String> {
         let (node, lease, most) = (self.node.clone(), self.lease_ms, most as i64);
         let rows = self
             .rows(
-                "UPDATE retsu.lease l SET node = $1, epoch = l.epoch + 1,
+                "WITH taken AS (UPDATE retsu.lease l SET node = $1, epoch = l.epoch + 1,
                     expires = now() + $2::bigint * interval '1 millisecond'
-                 WHERE l.id IN (SELECT id FROM retsu.lease WHERE expires < now()
-                        ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
+                 WHERE l.id IN (SELECT f.id FROM retsu.lease f WHERE f.expires < now()
+                        AND (f.wanted IS NOT DISTINCT FROM $1 OR (NOT $4 AND (f.wanted IS NULL
+                            OR NOT EXISTS (SELECT 1 FROM retsu.nodes w WHERE w.id = f.wanted
+                                AND NOT w.draining
+                                AND w.heartbeat > now() - $2::bigint * interval '1 millisecond'))))
+                        ORDER BY (f.wanted IS NOT DISTINCT FROM $1) DESC, f.id
+                        LIMIT $3 FOR UPDATE SKIP LOCKED)
                     AND NOT EXISTS (SELECT 1 FROM retsu.nodes WHERE id = $1 AND draining)
-                 RETURNING l.id, l.epoch",
-                &[&node, &lease, &most],
+                 RETURNING l.id, l.epoch)
+                 SELECT id, epoch, pg_notify('retsu_cluster', 'taken') FROM taken",
+                &[&node, &lease, &most, &moved_only],
             )
             .await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Moves `shard` to `node`: its holder hands it over, and `node` takes
+    /// it and keeps it while live and not drained. Every node is told.
+    pub async fn move_shard(&mut self, shard: i32, node: &str) -> Result<Move, String> {
+        let lease = self.lease_ms;
+        let rows = self
+            .rows(
+                "WITH moved AS (
+                    UPDATE retsu.lease SET wanted = $2 WHERE id = $1
+                    AND EXISTS (SELECT 1 FROM retsu.nodes n WHERE n.id = $2 AND NOT n.draining
+                        AND n.heartbeat > now() - $3::bigint * interval '1 millisecond')
+                    RETURNING 1)
+                 SELECT pg_notify('retsu_cluster', 'moved') FROM moved",
+                &[&shard, &node, &lease],
+            )
+            .await?;
+        if !rows.is_empty() {
+            return Ok(Move::Done);
+        }
+        let known = self
+            .rows("SELECT 1 FROM retsu.nodes WHERE id = $1", &[&node])
+            .await?;
+        Ok(if known.is_empty() {
+            Move::NoSuchNode
+        } else {
+            Move::NotLive
+        })
     }
 
     /// Extends the leases of the shards held (each at the epoch it was
@@ -315,7 +392,7 @@ impl Membership {
                 "SELECT l.id, l.node, l.epoch,
                     CASE WHEN isfinite(l.expires)
                          THEN (extract(epoch FROM l.expires - now()) * 1000)::bigint END,
-                    n.url
+                    n.url, l.wanted
                  FROM retsu.lease l LEFT JOIN retsu.nodes n ON n.id = l.node ORDER BY l.id",
                 &[],
             )
@@ -327,6 +404,7 @@ impl Membership {
                 epoch: r.get(2),
                 expires_in_ms: r.get(3),
                 holder_url: r.get(4),
+                wanted: r.get(5),
             })
             .collect();
         let lease = leases.first().cloned().unwrap_or_default();

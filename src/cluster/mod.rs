@@ -28,8 +28,11 @@
 //!
 //! A node beyond its share (a node joined) or drained
 //! (`retsu.nodes.draining`, set through the admin API) gives shards up as a
-//! stopping node does; the nodes LISTEN on one channel, so a released
-//! shard or a drain is acted on at once rather than at the next tick. The
+//! stopping node does, and so does the holder of a shard an operator moved
+//! to another node (`retsu.lease.wanted`, `retsu cluster move`), which
+//! that node then keeps beyond its share while it is live and not drained.
+//! The nodes LISTEN on one channel, so a released shard, a drain or a move
+//! is acted on at once rather than at the next tick. The
 //! holder of shard 1 keeps the cluster's virtual clock (`clock.rs`) and
 //! applies the configuration file's queues and topics.
 //!
@@ -578,8 +581,31 @@ async fn run(
             // how many nodes share the shards.
             None => 0,
         };
-        if held.len() < share {
-            match members.try_take(share - held.len()).await {
+        // Shards an operator moved: to this node (kept beyond the share),
+        // or from it to another live node (handed over now).
+        let moved_here: Vec<i32> = match &view {
+            Some(v) if !draining => v.moved_to(&settings.node, lease_ms),
+            _ => Vec::new(),
+        };
+        let moved_away: Vec<i32> = match &view {
+            Some(v) => held
+                .keys()
+                .copied()
+                .filter(|s| v.wanted(*s, lease_ms).is_some_and(|n| n != settings.node))
+                .collect(),
+            None => Vec::new(),
+        };
+        let kept = held.len() - moved_away.len();
+        let allowed = share.max(moved_here.len());
+        let awaited = moved_here.iter().filter(|s| !held.contains_key(s)).count();
+        if kept < share || awaited > 0 {
+            // Up to the share (shards moved here first); beyond it, only
+            // shards moved here.
+            let (most, moved_only) = match share.saturating_sub(kept) {
+                0 => (awaited, true),
+                free => (free, false),
+            };
+            match members.try_take(most, moved_only).await {
                 Ok(taken) => {
                     if !taken.is_empty() {
                         front.extend(sent + settings.lease);
@@ -596,14 +622,21 @@ async fn run(
                 }
                 Err(err) => tracing::warn!("cannot read the shards' leases: {err}"),
             }
-        } else if held.len() > share {
-            // Beyond its share (a node joined, or this one is drained):
-            // the highest shards go back, for the others to take.
-            let extra: Vec<i32> = held
+        }
+        if kept > allowed || !moved_away.is_empty() {
+            // Moved to another node, or beyond its share (a node joined,
+            // or this one is drained): the shards moved away, then the
+            // highest not moved here, go back for the others to take.
+            let mut rest: Vec<i32> = held
                 .keys()
-                .rev()
-                .take(held.len() - share)
                 .copied()
+                .filter(|s| !moved_away.contains(s))
+                .collect();
+            rest.sort_by_key(|s| (moved_here.contains(s), std::cmp::Reverse(*s)));
+            let extra: Vec<i32> = moved_away
+                .iter()
+                .copied()
+                .chain(rest.into_iter().take(kept.saturating_sub(allowed)))
                 .collect();
             let mut going = Vec::new();
             for shard in extra {
@@ -694,7 +727,10 @@ async fn run(
             tokio::time::sleep(STALE_VIEW_PAUSE).await;
             match members.view().await {
                 Ok(v) => {
-                    let hand_over = !held.is_empty() && v.draining(&settings.node);
+                    let hand_over = !held.is_empty() && v.draining(&settings.node)
+                        || held
+                            .keys()
+                            .any(|s| v.wanted(*s, lease_ms).is_some_and(|n| n != settings.node));
                     front.set_view(v.clone());
                     view = Some(v);
                     if hand_over {

@@ -18,7 +18,7 @@ use std::sync::RwLock;
 
 use tokio_postgres::{Client, NoTls};
 
-use super::route::{Key, Kind};
+use super::route::Key;
 
 /// The shard that answers what is for no one name (an unknown action, the
 /// cluster's clock) and keeps what is the cluster's alone.
@@ -47,14 +47,6 @@ pub struct Placement {
     client: tokio::sync::Mutex<Option<Client>>,
     shown: String,
     known: RwLock<HashMap<Key, i32>>,
-}
-
-fn kind(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Queue => "queue",
-        Kind::Topic => "topic",
-        Kind::Application => "application",
-    }
 }
 
 impl Placement {
@@ -123,7 +115,7 @@ impl Placement {
         {
             return Ok(Some(*shard));
         }
-        let kind = kind(key.kind);
+        let kind = key.kind.as_str();
         let mut guard = self.connected().await?;
         let client = guard.as_ref().expect("connected");
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =

@@ -170,6 +170,13 @@ BEGIN
 END $$;
 ";
 
+/// Format 5: an operator can move a shard (and so the queues and topics
+/// in it) to a node: `wanted` names the node the shard goes to, and stays
+/// with while that node is live and not drained.
+const CLUSTER_5: &str = "
+ALTER TABLE retsu.lease ADD COLUMN wanted text;
+";
+
 /// The shard count a store made by a single server gets (it serves
 /// shard 1 only; a cluster started on it later spreads new names).
 pub const DEFAULT_SHARDS: i32 = 8;
@@ -227,6 +234,7 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
         tx.batch_execute(CLUSTER).await.map_err(err)?;
         tx.batch_execute(CLUSTER_3).await.map_err(err)?;
         tx.batch_execute(CLUSTER_4).await.map_err(err)?;
+        tx.batch_execute(CLUSTER_5).await.map_err(err)?;
         tx.batch_execute(&shard_rows(shards)).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
@@ -244,9 +252,10 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
     let mut format = value(client, "format").await?;
     // Each older format is a prefix of this one: what it lacks is added.
     let missing: &[&str] = match format.as_deref() {
-        Some("1") => &[CLUSTER, CLUSTER_3, CLUSTER_4],
-        Some("2") => &[CLUSTER_3, CLUSTER_4],
-        Some("3") => &[CLUSTER_4],
+        Some("1") => &[CLUSTER, CLUSTER_3, CLUSTER_4, CLUSTER_5],
+        Some("2") => &[CLUSTER_3, CLUSTER_4, CLUSTER_5],
+        Some("3") => &[CLUSTER_4, CLUSTER_5],
+        Some("4") => &[CLUSTER_5],
         _ => &[],
     };
     if !missing.is_empty() {
