@@ -331,14 +331,19 @@ impl Membership {
         if !rows.is_empty() {
             return Ok(Move::Done);
         }
-        let known = self
+        Ok(if self.knows(node).await? {
+            Move::NotLive
+        } else {
+            Move::NoSuchNode
+        })
+    }
+
+    /// Whether `node` is registered (live or not).
+    async fn knows(&mut self, node: &str) -> Result<bool, String> {
+        let rows = self
             .rows("SELECT 1 FROM retsu.nodes WHERE id = $1", &[&node])
             .await?;
-        Ok(if known.is_empty() {
-            Move::NoSuchNode
-        } else {
-            Move::NotLive
-        })
+        Ok(!rows.is_empty())
     }
 
     /// Extends the leases of the shards held (each at the epoch it was
@@ -452,13 +457,10 @@ impl Membership {
         if !rows.is_empty() {
             return Ok(Drain::Done);
         }
-        let known = self
-            .rows("SELECT 1 FROM retsu.nodes WHERE id = $1", &[&node])
-            .await?;
-        Ok(if known.is_empty() {
-            Drain::NoSuchNode
-        } else {
+        Ok(if self.knows(node).await? {
             Drain::LastCandidate
+        } else {
+            Drain::NoSuchNode
         })
     }
 
