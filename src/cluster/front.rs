@@ -839,32 +839,17 @@ impl Front {
         self.cluster_view(&parts.headers).await
     }
 
-    /// A queue named by its URL (`…/<account>/<name>`), its ARN, or its
-    /// name (the default account and region).
+    /// A queue named by its ARN, or as a request names it: any queue URL
+    /// form, or its name (the default account and region).
     fn queue_key(&self, given: &str) -> Option<Key> {
-        let (account, region, name) = if let Some(k) = crate::engine::QueueKey::from_arn(given) {
-            (k.account, k.region, k.name)
-        } else if given.contains("://") {
-            let path = given.split("://").nth(1)?.split_once('/')?.1;
-            let (account, name) = path.trim_end_matches('/').split_once('/')?;
-            (
-                account.to_string(),
-                self.settings.default_region.clone(),
-                name.to_string(),
-            )
-        } else {
-            (
-                self.settings.account_id.clone(),
-                self.settings.default_region.clone(),
-                given.to_string(),
-            )
-        };
-        (!name.is_empty() && !name.contains('/')).then_some(Key {
-            kind: Kind::Queue,
-            account,
-            region,
-            name,
-        })
+        let ctx = crate::api::RequestContext::new(
+            &self.settings.default_region,
+            &self.settings.account_id,
+            "",
+        );
+        crate::engine::QueueKey::from_arn(given)
+            .or_else(|| crate::engine::QueueKey::from_url(given, &ctx))
+            .map(Key::queue)
     }
 
     /// A topic named by its ARN or its name (the default account and region).

@@ -73,7 +73,7 @@ impl View {
         let live = self
             .nodes
             .iter()
-            .filter(|n| !n.draining && n.heartbeat_age_ms < lease_ms)
+            .filter(|n| n.may_hold(lease_ms))
             .count()
             .max(1);
         self.leases.len().div_ceil(live)
@@ -84,28 +84,41 @@ impl View {
         self.nodes.iter().any(|n| n.id == node && n.draining)
     }
 
-    /// The node `shard` was moved to, while that node is live and not
-    /// drained (then the shard is its own, whatever the shares say).
-    pub fn wanted(&self, shard: i32, lease_ms: i64) -> Option<&str> {
-        let wanted = self
-            .leases
-            .iter()
-            .find(|l| l.shard == shard)?
-            .wanted
-            .as_deref()?;
+    /// The node the shard of `lease` was moved to, while that node may
+    /// hold shards (then the shard is its own, whatever the shares say).
+    fn wanted<'a>(&'a self, lease: &'a LeaseRow, lease_ms: i64) -> Option<&'a str> {
+        let wanted = lease.wanted.as_deref()?;
         self.nodes
             .iter()
-            .any(|n| n.id == wanted && !n.draining && n.heartbeat_age_ms < lease_ms)
+            .any(|n| n.id == wanted && n.may_hold(lease_ms))
             .then_some(wanted)
     }
 
-    /// The shards moved to `node` (while it is live and not drained).
+    /// The shards moved to `node` (while it may hold shards).
     pub fn moved_to(&self, node: &str, lease_ms: i64) -> Vec<i32> {
         self.leases
             .iter()
-            .filter(|l| self.wanted(l.shard, lease_ms) == Some(node))
+            .filter(|l| self.wanted(l, lease_ms) == Some(node))
             .map(|l| l.shard)
             .collect()
+    }
+
+    /// Which of `held` (shards `node` holds) were moved to another node
+    /// that may hold them: `node` hands them over.
+    pub fn moved_away(&self, node: &str, held: &[i32], lease_ms: i64) -> Vec<i32> {
+        self.leases
+            .iter()
+            .filter(|l| held.contains(&l.shard))
+            .filter(|l| self.wanted(l, lease_ms).is_some_and(|n| n != node))
+            .map(|l| l.shard)
+            .collect()
+    }
+}
+
+impl NodeRow {
+    /// Live and not drained: a node that takes its share of the shards.
+    fn may_hold(&self, lease_ms: i64) -> bool {
+        !self.draining && self.heartbeat_age_ms < lease_ms
     }
 }
 

@@ -587,12 +587,9 @@ async fn run(
             Some(v) if !draining => v.moved_to(&settings.node, lease_ms),
             _ => Vec::new(),
         };
+        let held_shards: Vec<i32> = held.keys().copied().collect();
         let moved_away: Vec<i32> = match &view {
-            Some(v) => held
-                .keys()
-                .copied()
-                .filter(|s| v.wanted(*s, lease_ms).is_some_and(|n| n != settings.node))
-                .collect(),
+            Some(v) => v.moved_away(&settings.node, &held_shards, lease_ms),
             None => Vec::new(),
         };
         let kept = held.len() - moved_away.len();
@@ -727,10 +724,11 @@ async fn run(
             tokio::time::sleep(STALE_VIEW_PAUSE).await;
             match members.view().await {
                 Ok(v) => {
+                    let held_shards: Vec<i32> = held.keys().copied().collect();
                     let hand_over = !held.is_empty() && v.draining(&settings.node)
-                        || held
-                            .keys()
-                            .any(|s| v.wanted(*s, lease_ms).is_some_and(|n| n != settings.node));
+                        || !v
+                            .moved_away(&settings.node, &held_shards, lease_ms)
+                            .is_empty();
                     front.set_view(v.clone());
                     view = Some(v);
                     if hand_over {

@@ -63,7 +63,7 @@ pub struct Key {
 }
 
 impl Key {
-    fn queue(key: QueueKey) -> Key {
+    pub(super) fn queue(key: QueueKey) -> Key {
         Key {
             kind: Kind::Queue,
             account: key.account,
