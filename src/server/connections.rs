@@ -47,6 +47,9 @@ const RESERVED_FDS: u64 = 64;
 /// handshake); no HTTP request line starts with it.
 const TLS_HANDSHAKE: u8 = 0x16;
 
+/// How many headers hyper accepts when not told otherwise.
+const HYPER_MAX_HEADERS: usize = 100;
+
 /// Marks a request that came over TLS (a request extension).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Https;
@@ -158,8 +161,13 @@ async fn serve_one(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout)
-        .max_headers(limits.max_headers as usize)
         .max_header_size(limits.max_header_bytes as usize);
+    // hyper's own limit is the default's; set explicitly, hyper sizes and
+    // fills its header arrays at run time on every request instead of
+    // using fixed, uninitialised ones.
+    if limits.max_headers as usize != HYPER_MAX_HEADERS {
+        builder.max_headers(limits.max_headers as usize);
+    }
     let conn = builder.serve_connection(TokioIo::new(Rewriter::new(stream)), service);
     tokio::pin!(conn);
     let mut closing = false;
