@@ -724,6 +724,110 @@ async fn a_drained_holder_hands_over_at_once_with_the_clock_and_keeps_forwarding
 /// once rather than after a lease, with its messages and their in-flight
 /// state, and stays there while the shards are spread again. Bad input is
 /// refused with nothing moved.
+/// The configuration file's queues and topics are made in the home
+/// shard, and their names placed there: a CreateQueue or CreateTopic of
+/// one of them, from any node, reaches the configured one rather than
+/// making a second, empty one in another shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configuration_files_queues_are_the_ones_every_node_serves() {
+    if no_postgres() {
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("retsu-cluster-config-{}.toml", free_port()));
+    std::fs::write(
+        &file,
+        r#"
+[[queues]]
+name = "configured-dlq"
+
+[[queues]]
+name = "configured"
+dead_letter_queue = "configured-dlq"
+max_receive_count = 3
+attributes = { VisibilityTimeout = 45 }
+
+[[topics]]
+name = "configured-events"
+attributes = { DisplayName = "Configured" }
+
+[[topics.subscriptions]]
+queue = "configured"
+raw = true
+"#,
+    )
+    .unwrap();
+    let c = Cluster::start_with(
+        "config",
+        3,
+        Duration::from_secs(5),
+        &["--config", file.to_str().unwrap()],
+    )
+    .await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    // Other names first, so shard 1 is no longer the emptiest: a name the
+    // cluster had not placed would now go elsewhere.
+    for name in ["first", "second", "third"] {
+        create_queue_via(&client(&c, 0), name, &[]).await;
+    }
+    for (i, name) in ["configured", "configured-dlq"].iter().enumerate() {
+        assert_eq!(shard_of(&c, name), 1, "{name}");
+        // CreateQueue with the same attributes answers the configured queue.
+        let attributes: &[(&str, &str)] = if i == 0 {
+            &[("VisibilityTimeout", "45")]
+        } else {
+            &[]
+        };
+        for via in 0..3 {
+            let url = create_queue_via(&client(&c, via), name, attributes).await;
+            assert!(url.ends_with(&format!("/{name}")), "{url}");
+        }
+    }
+    let q = client(&c, 1)
+        .get_queue_url()
+        .queue_name("configured")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let got = client(&c, 2)
+        .get_queue_attributes()
+        .queue_url(&q)
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap();
+    let attributes = got.attributes.unwrap();
+    assert_eq!(attributes[&QueueAttributeName::VisibilityTimeout], "45");
+    assert!(
+        attributes[&QueueAttributeName::RedrivePolicy].contains("configured-dlq"),
+        "{attributes:?}"
+    );
+    // The configured topic, created again from another node, delivers to
+    // the configured queue.
+    let sns = sns_client(&c.nodes[2].endpoint());
+    let topic = sns
+        .create_topic()
+        .name("configured-events")
+        .attributes("DisplayName", "Configured")
+        .send()
+        .await
+        .unwrap()
+        .topic_arn
+        .unwrap();
+    sns.publish()
+        .topic_arn(&topic)
+        .message("from the file's topic")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        bodies(&client(&c, 0), &q).await,
+        vec!["from the file's topic".to_string()]
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
     if no_postgres() {

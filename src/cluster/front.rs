@@ -117,6 +117,11 @@ pub struct Front {
 }
 
 impl Front {
+    /// Where names are placed (None only in a front not yet started).
+    pub fn placement(&self) -> Option<&Placement> {
+        self.placement.as_ref()
+    }
+
     pub fn new(
         node: String,
         secret: String,

@@ -61,6 +61,7 @@ use crate::config::Config;
 use crate::journal::{Fence, Journal, Store};
 use front::Front;
 use membership::Membership;
+use placement::HOME_SHARD;
 
 pub use front::{FORWARDED_BY, SECRET};
 
@@ -825,6 +826,52 @@ fn load_shard(
     })
 }
 
+/// The configuration file's queues and topics the home shard makes: each
+/// name is placed there unless it was placed before (a queue or topic of
+/// that name made through the API, in another shard, before the file
+/// named it), which is left as it is, with a warning.
+async fn home_plan(plan: &Arc<QueuePlan>, front: &Front) -> Result<Arc<QueuePlan>, String> {
+    use route::{Key, Kind};
+    let Some(placement) = front.placement() else {
+        return Ok(plan.clone());
+    };
+    let topic_key = |t: &crate::config::topics::PlannedTopic| Key {
+        kind: Kind::Topic,
+        account: t.account.clone(),
+        region: t.region.clone(),
+        name: t.name.clone(),
+    };
+    let queues = plan.queues.iter().map(|q| Key::queue(q.key.clone()));
+    let keys: Vec<Key> = queues.chain(plan.topics.iter().map(topic_key)).collect();
+    if keys.is_empty() {
+        return Ok(plan.clone());
+    }
+    let shards = placement.place_in(&keys, HOME_SHARD).await?;
+    let elsewhere: std::collections::HashSet<&Key> = keys
+        .iter()
+        .zip(&shards)
+        .filter(|(_, s)| **s != HOME_SHARD)
+        .map(|(k, _)| k)
+        .collect();
+    if elsewhere.is_empty() {
+        return Ok(plan.clone());
+    }
+    for (key, shard) in keys.iter().zip(&shards).filter(|(_, s)| **s != HOME_SHARD) {
+        tracing::warn!(
+            "the configuration file's {} {:?} ({}, {}) was made through the API before, in shard {shard}: that one is kept and the file's settings for it are not applied",
+            key.kind.as_str(),
+            key.name,
+            key.account,
+            key.region
+        );
+    }
+    let mut home = (**plan).clone();
+    home.queues
+        .retain(|q| !elsewhere.contains(&Key::queue(q.key.clone())));
+    home.topics.retain(|t| !elsewhere.contains(&topic_key(t)));
+    Ok(Arc::new(home))
+}
+
 /// Loads a shard into an engine fenced at `epoch`, applies the
 /// configuration file's queues and topics (shard 1 holds them), and
 /// starts the engine's server (its own listener is loopback only; the
@@ -846,6 +893,11 @@ async fn own(
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
+    let plan = if shard == HOME_SHARD {
+        home_plan(&plan, &front).await?
+    } else {
+        plan
+    };
     let fence = Fence {
         shard,
         node,

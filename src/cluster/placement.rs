@@ -42,6 +42,10 @@ const PLACE: &str = "WITH least AS (
      SELECT shard FROM retsu.placement
      WHERE kind = $1 AND account = $2 AND region = $3 AND name = $4";
 
+/// Places a name in a given shard unless it is placed already.
+const PLACE_IN: &str = "INSERT INTO retsu.placement (kind, account, region, name, shard)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
+
 pub struct Placement {
     config: tokio_postgres::Config,
     client: tokio::sync::Mutex<Option<Client>>,
@@ -150,5 +154,43 @@ impl Placement {
                 .insert(key.clone(), shard);
         }
         Ok(shard)
+    }
+
+    /// Places each of `keys` in `shard` unless it is placed already, and
+    /// returns the shard each is in (the configuration file's names: they
+    /// live with the home shard, and a later CreateQueue or CreateTopic
+    /// for one of them must reach it there, not place it anew).
+    pub async fn place_in(&self, keys: &[Key], shard: i32) -> Result<Vec<i32>, String> {
+        let mut guard = self.connected().await?;
+        let client = guard.as_ref().expect("connected");
+        let mut placed = Vec::with_capacity(keys.len());
+        for key in keys {
+            let kind = key.kind.as_str();
+            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                vec![&kind, &key.account, &key.region, &key.name, &shard];
+            let read = match client.execute(PLACE_IN, &params).await {
+                Ok(_) => {
+                    params.pop();
+                    client.query_one(READ, &params).await
+                }
+                Err(e) => Err(e),
+            };
+            match read {
+                Ok(row) => placed.push(row.get(0)),
+                Err(e) => {
+                    *guard = None;
+                    return Err(format!(
+                        "PostgreSQL {}: {}",
+                        self.shown,
+                        crate::journal::describe_postgres_error(&e)
+                    ));
+                }
+            }
+        }
+        let mut known = self.known.write().unwrap_or_else(|p| p.into_inner());
+        for (key, shard) in keys.iter().zip(&placed) {
+            known.insert(key.clone(), *shard);
+        }
+        Ok(placed)
     }
 }

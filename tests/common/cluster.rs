@@ -16,6 +16,8 @@ pub struct Cluster {
     pub url: String,
     pub lease: Duration,
     pub nodes: Vec<Node>,
+    /// More arguments every node is started with.
+    pub args: Vec<String>,
 }
 
 pub struct Node {
@@ -48,6 +50,11 @@ impl Cluster {
     /// `n` nodes on a fresh database; returns once one holds the lease
     /// and answers.
     pub async fn start(hint: &str, n: usize, lease: Duration) -> Cluster {
+        Cluster::start_with(hint, n, lease, &[]).await
+    }
+
+    /// As `start`, every node also given `args`.
+    pub async fn start_with(hint: &str, n: usize, lease: Duration, args: &[&str]) -> Cluster {
         let url = pg::fresh_database(hint);
         let target = port_of(&url);
         let mut nodes = Vec::new();
@@ -59,7 +66,13 @@ impl Cluster {
                 process: None,
             });
         }
-        let mut cluster = Cluster { url, lease, nodes };
+        let args = args.iter().map(|a| a.to_string()).collect();
+        let mut cluster = Cluster {
+            url,
+            lease,
+            nodes,
+            args,
+        };
         for i in 0..n {
             cluster.start_node(i);
         }
@@ -121,7 +134,8 @@ impl Cluster {
             .args(["--node-id", &node.id])
             .args(["--node-url", &node.endpoint()])
             .args(["--lease", &format!("{}", self.lease.as_secs_f64())])
-            .args(["--clock", "running"]);
+            .args(["--clock", "running"])
+            .args(&self.args);
         c
     }
 
