@@ -667,10 +667,20 @@ pub mod de {
     use crate::error::SqsError;
 
     /// Deserializes a request, turning serde's complaint into AWS's error.
+    ///
+    /// Through the tree's text rather than `serde_json::from_value`: then
+    /// the query protocol's requests and the JSON protocol's bodies go
+    /// through one deserializer, and each request type's decoder is in
+    /// the binary once rather than twice.
     pub fn from_value<T: serde::de::DeserializeOwned>(
         value: serde_json::Value,
     ) -> Result<T, SqsError> {
-        serde_json::from_value(value).map_err(|e| SqsError::serialization(e.to_string()))
+        serde_json::from_str(&value.to_string()).map_err(|e| {
+            // The text is ours, not the caller's: where in it is no help.
+            let said = e.to_string();
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            SqsError::serialization(said.strip_suffix(&at).unwrap_or(&said).to_string())
+        })
     }
 
     /// Deserializes a JSON body (empty means `{}`), with AWS's error for
