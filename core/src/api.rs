@@ -675,7 +675,8 @@ pub mod de {
     pub fn from_value<T: serde::de::DeserializeOwned>(
         value: serde_json::Value,
     ) -> Result<T, SqsError> {
-        serde_json::from_str(&value.to_string()).map_err(|e| {
+        let text = serde_json::to_string(&value).expect("a JSON tree always serializes");
+        serde_json::from_str(&text).map_err(|e| {
             // The text is ours, not the caller's: where in it is no help.
             let said = e.to_string();
             let at = format!(" at line {} column {}", e.line(), e.column());
