@@ -29,7 +29,10 @@
 //! queues change (NOTIFY retsu_queues), and one queue at a time, from the
 //! database itself, when an engine asks for a queue that read does not
 //! have (a queue made a moment ago) or for a check or a move that must not
-//! act on an older answer (`Elsewhere::queue_now`).
+//! act on an older answer (`Elsewhere::queue_now`). An SNS platform
+//! endpoint of another shard's application (a topic's `application`
+//! subscription) is asked of the database at each publish, from that
+//! shard's stored SNS state (`Elsewhere::platform_endpoint`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
@@ -104,13 +107,28 @@ enum Lookup {
     Target(String, i32),
     /// The queues outside shard `.1` that dead-letter into ARN `.0`.
     Sources(String, i32),
+    /// The SNS platform endpoint with ARN `.0`, of an application outside
+    /// shard `.1`.
+    Endpoint(String, i32),
 }
 
 enum Answer {
     Queue(Option<(i32, RemoteQueue)>),
     Target(bool),
     Sources(Vec<crate::engine::QueueKey>),
+    /// Whether it exists, and whether it is enabled.
+    Endpoint(Option<bool>),
 }
+
+/// A platform endpoint's `Enabled` attribute, in the SNS state its
+/// application's shard keeps (`Sns::snapshot`, in the shard's queue-level
+/// state): a row when the endpoint exists, NULL when it does not say.
+const ENDPOINT: &str = "SELECT e.value->'attributes'->>'Enabled'
+     FROM retsu.shard_meta m
+     CROSS JOIN LATERAL jsonb_array_elements(
+        COALESCE(m.value::jsonb->'services'->'sns'->'platform_applications', '[]'::jsonb)) a
+     CROSS JOIN LATERAL jsonb_each(a->'endpoints') e
+     WHERE m.key = 'engine' AND m.shard <> $1 AND a->>'arn' = $2 AND e.key = $3";
 
 #[derive(Default)]
 struct Rounds {
@@ -394,6 +412,16 @@ async fn look_up(
                     .collect(),
             ))
         }
+        Lookup::Endpoint(arn, shard) => {
+            let Some(app) = crate::sns::model::endpoint_application(arn) else {
+                return Ok(Answer::Endpoint(None));
+            };
+            let row = client.query_opt(ENDPOINT, &[shard, &app, arn]).await?;
+            Ok(Answer::Endpoint(row.map(|row| {
+                row.get::<_, Option<String>>(0)
+                    .is_none_or(|v| v.eq_ignore_ascii_case("true"))
+            })))
+        }
         Lookup::Target(arn, shard) => {
             let row = client
                 .query_opt(
@@ -451,6 +479,18 @@ impl Elsewhere for ShardView {
         {
             Some(Answer::Sources(found)) => found,
             _ => Vec::new(),
+        }
+    }
+
+    /// Asked by a publish to a topic with a subscription to the endpoint:
+    /// read where the truth is kept (endpoints are not in the last read).
+    fn platform_endpoint(&self, arn: &str) -> Option<bool> {
+        match self
+            .directory
+            .ask(Lookup::Endpoint(arn.to_string(), self.shard))
+        {
+            Some(Answer::Endpoint(found)) => found,
+            _ => None,
         }
     }
 

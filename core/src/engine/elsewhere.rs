@@ -53,6 +53,13 @@ pub trait Elsewhere: Send + Sync {
     fn dead_letter_sources(&self, _arn: &str) -> Vec<crate::engine::QueueKey> {
         Vec::new()
     }
+
+    /// An SNS platform endpoint whose application is held elsewhere:
+    /// `Some(enabled)` when it exists, `None` when it does not (a topic's
+    /// `application` subscription delivers only to an enabled endpoint).
+    fn platform_endpoint(&self, _arn: &str) -> Option<bool> {
+        None
+    }
 }
 
 /// What a transfer's checks read of a queue held elsewhere.
@@ -202,6 +209,12 @@ impl Engine {
             return None;
         }
         elsewhere.queue(arn)
+    }
+
+    /// Whether the SNS platform endpoint `arn`, of an application held
+    /// elsewhere, exists (`Some`) and is enabled.
+    pub(crate) fn remote_platform_endpoint(&self, arn: &str) -> Option<bool> {
+        self.elsewhere.get()?.platform_endpoint(arn)
     }
 
     /// As [`Engine::remote_queue`], asked where the truth is kept (see

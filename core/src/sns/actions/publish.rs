@@ -562,7 +562,7 @@ fn plan_each(
                 let payload = match protocol {
                     "email-json" | "firehose" => Ok(body()),
                     "lambda" => Ok(payload::lambda_event(&sub.arn, &notification)),
-                    "application" => application_payload(apps, &sub.endpoint, published),
+                    "application" => application_payload(sns, apps, &sub.endpoint, published),
                     // The link is Retsu's own Unsubscribe, so it works here.
                     "email" => Ok(payload::email_text(
                         text,

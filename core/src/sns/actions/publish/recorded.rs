@@ -7,15 +7,21 @@ use super::*;
 /// What a platform endpoint would be pushed: its platform's entry of the
 /// message; `Err` when the endpoint is gone or disabled, as AWS fails it.
 pub(super) fn application_payload(
+    sns: &Sns,
     apps: &Applications,
     endpoint_arn: &str,
     published: &Published<'_>,
 ) -> Result<String, String> {
-    let endpoint = endpoint_application(endpoint_arn)
-        .and_then(|app| apps.get(&app))
-        .and_then(|app| app.endpoints.get(endpoint_arn))
-        .ok_or_else(|| "the platform endpoint does not exist".to_string())?;
-    if !endpoint.enabled() {
+    let app = endpoint_application(endpoint_arn);
+    let enabled = match app.as_ref().and_then(|app| apps.get(app)) {
+        Some(app) => app.endpoints.get(endpoint_arn).map(|e| e.enabled()),
+        // An application this engine does not hold may be held elsewhere
+        // (another shard of a cluster).
+        None if app.is_some() => sns.engine.remote_platform_endpoint(endpoint_arn),
+        None => None,
+    };
+    let enabled = enabled.ok_or_else(|| "the platform endpoint does not exist".to_string())?;
+    if !enabled {
         return Err("the platform endpoint is disabled".into());
     }
     let platform = endpoint_platform(endpoint_arn).unwrap_or_default();
