@@ -371,6 +371,17 @@ async fn shutdown_drops_half_sent_requests_after_its_deadline() {
 
 // ------------------------------------------------- HTTP-level rejections
 
+/// In a cluster, skips a test of what hyper refuses: hyper closes the
+/// connection with the request unread, and through the test's TCP proxy
+/// the reset can overtake the answer.
+fn hyper_refusals_race_the_proxy() -> bool {
+    let skip = common::in_cluster();
+    if skip {
+        eprintln!("skipped in a cluster: hyper's refusal closes the connection with the request unread; through the test's TCP proxy the reset can overtake the answer");
+    }
+    skip
+}
+
 /// A ListQueues request with `count` headers in all.
 fn with_headers(count: usize) -> String {
     let mut request = String::from(
@@ -386,8 +397,7 @@ fn with_headers(count: usize) -> String {
 
 #[tokio::test]
 async fn the_header_count_limit_is_exact_at_the_default_and_when_set() {
-    if common::in_cluster() {
-        eprintln!("skipped in a cluster: hyper's refusal closes the connection with the request unread; through the test's TCP proxy the reset can overtake the answer");
+    if hyper_refusals_race_the_proxy() {
         return;
     }
     // The default, 100 (hyper's own, left to hyper).
@@ -413,8 +423,7 @@ async fn the_header_count_limit_is_exact_at_the_default_and_when_set() {
 
 #[tokio::test]
 async fn requests_hyper_refuses_still_get_an_aws_error_with_a_request_id() {
-    if common::in_cluster() {
-        eprintln!("skipped in a cluster: hyper's refusal closes the connection with the request unread; through the test's TCP proxy the reset can overtake the answer");
+    if hyper_refusals_race_the_proxy() {
         return;
     }
     let t = TestServer::start().await;

@@ -74,6 +74,15 @@ async fn application_endpoint(sns: &aws_sdk_sns::Client, token: &str) -> (String
     (app, endpoint)
 }
 
+async fn disable(sns: &aws_sdk_sns::Client, endpoint: &str) {
+    sns.set_endpoint_attributes()
+        .endpoint_arn(endpoint)
+        .attributes("Enabled", "false")
+        .send()
+        .await
+        .unwrap();
+}
+
 async fn get_json(t: &TestServer, path: &str) -> (u16, Value) {
     let response = t
         .http
@@ -570,12 +579,7 @@ async fn a_publish_records_each_protocols_payload_with_json_structure() {
 
     // A disabled endpoint, then a deleted one, is delivered nothing (in a
     // cluster its application may be in another shard than the topic).
-    sns.set_endpoint_attributes()
-        .endpoint_arn(&device)
-        .attributes("Enabled", "false")
-        .send()
-        .await
-        .unwrap();
+    disable(&sns, &device).await;
     for deleted in [false, true] {
         if deleted {
             sns.delete_endpoint()
@@ -656,12 +660,7 @@ async fn publish_to_a_phone_number_or_a_platform_endpoint_is_recorded() {
     assert_eq!(pushed[0]["payload"], r#"{"data":{"k":1}}"#);
     assert_eq!(pushed[0]["endpoint"], device.as_str());
 
-    sns.set_endpoint_attributes()
-        .endpoint_arn(&device)
-        .attributes("Enabled", "false")
-        .send()
-        .await
-        .unwrap();
+    disable(&sns, &device).await;
     let err = sns
         .publish()
         .target_arn(&device)
