@@ -74,6 +74,15 @@ async fn application_endpoint(sns: &aws_sdk_sns::Client, token: &str) -> (String
     (app, endpoint)
 }
 
+async fn publish_text(sns: &aws_sdk_sns::Client, topic: &str, text: &str) {
+    sns.publish()
+        .topic_arn(topic)
+        .message(text)
+        .send()
+        .await
+        .unwrap();
+}
+
 async fn disable(sns: &aws_sdk_sns::Client, endpoint: &str) {
     sns.set_endpoint_attributes()
         .endpoint_arn(endpoint)
@@ -588,12 +597,7 @@ async fn a_publish_records_each_protocols_payload_with_json_structure() {
                 .await
                 .unwrap();
         }
-        sns.publish()
-            .topic_arn(&arn)
-            .message("after")
-            .send()
-            .await
-            .unwrap();
+        publish_text(&sns, &arn, "after").await;
         assert!(inbox(&t, "protocol=application").await.is_empty());
         assert!(
             !inbox(&t, "protocol=sms").await.is_empty(),
@@ -934,12 +938,7 @@ async fn subscriptions_endpoints_and_tokens_survive_a_restart() {
         .unwrap();
     assert_eq!(endpoints[0].endpoint_arn(), Some(device.as_str()));
 
-    sns.publish()
-        .topic_arn(&arn)
-        .message("after")
-        .send()
-        .await
-        .unwrap();
+    publish_text(&sns, &arn, "after").await;
     let texts = http_json(&format!("{}/_aws/sns/sms-messages", s.endpoint())).await;
     let sent = &texts["sms_messages"]["+15550100"][0];
     assert_eq!(sent["Message"], "after");
