@@ -14,7 +14,8 @@
 # Usage: scripts/bench-cluster.sh [--lease SECONDS] [--rounds N]
 #          [--failovers N] [--durability LEVEL]
 # A throwaway PostgreSQL from scripts/postgres.sh (PG_FSYNC=on keeps its
-# fsync); release builds of retsu and retsu-bench.
+# fsync); release builds of retsu and retsu-bench (RETSU_BIN=path measures
+# a built retsu instead, to compare two builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,9 +33,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-cargo build --release --bin retsu >&2
+if [ -z "${RETSU_BIN:-}" ]; then cargo build --release --bin retsu >&2; fi
 cargo build --release -p retsu-bench >&2
-BIN=target/release/retsu
+BIN=${RETSU_BIN:-target/release/retsu}
 BENCH=target/release/retsu-bench
 WORK=$(mktemp -d /tmp/retsu-bench-cluster.XXXXXX)
 # Its own directory: PostgreSQL runs as another user.

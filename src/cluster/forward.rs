@@ -15,6 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::http::header::{self, HeaderName};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
@@ -51,7 +52,7 @@ impl Pool {
             .map_err(|e| format!("forwarding to {authority}: {e}"))?;
         let (mut parts, body) = response.into_parts();
         for name in HOP_BY_HOP {
-            parts.headers.remove(*name);
+            parts.headers.remove(name);
         }
         let body = Returning {
             body,
@@ -72,6 +73,10 @@ impl Pool {
                 .pop()?;
             if sender.is_closed() {
                 continue;
+            }
+            // Usually ready: no timer then.
+            if sender.is_ready() {
+                return Some(sender);
             }
             // Just back from a finished response: ready at once, or gone.
             if let Ok(Ok(())) =
@@ -94,14 +99,15 @@ impl Pool {
     }
 }
 
-/// Headers about one connection, not the request.
-pub const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "upgrade",
+/// Headers about one connection, not the request (as names, not strings:
+/// a lookup by string parses the name first, every time).
+pub const HOP_BY_HOP: [HeaderName; 6] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    header::TE,
+    header::TRAILER,
+    header::UPGRADE,
 ];
 
 async fn connect(authority: &str) -> Result<Sender, String> {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::IntoResponse;
 use hyper::body::Incoming;
 use serde_json::json;
@@ -31,18 +31,28 @@ use super::route::{Key, Kind};
 use crate::error::SqsError;
 use crate::server::HttpService;
 
+/// A retriable `ServiceUnavailable` in the protocol the request speaks.
+fn unavailable(headers: &HeaderMap, why: &str) -> axum::response::Response {
+    let protocol = crate::protocol::protocol_from_headers(headers);
+    let id = uuid::Uuid::new_v4().to_string();
+    crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
+}
+
+// Header names as values, not strings: a lookup by string parses the
+// name first, on every request.
+
 /// The id of the node that passed a request on.
-pub const FORWARDED_BY: &str = "x-retsu-forwarded-by";
+pub const FORWARDED_BY: HeaderName = HeaderName::from_static("x-retsu-forwarded-by");
 /// The cluster secret, on requests between nodes.
-pub const SECRET: &str = "x-retsu-cluster-secret";
+pub const SECRET: HeaderName = HeaderName::from_static("x-retsu-cluster-secret");
 /// On a request passed on: the client reached the first node over TLS
 /// (believed only with the secret), so queue URLs stay https.
-pub const FORWARDED_HTTPS: &str = "x-retsu-forwarded-https";
+pub const FORWARDED_HTTPS: HeaderName = HeaderName::from_static("x-retsu-forwarded-https");
 /// On a node's 503 to a forwarded request for a shard it does not hold:
 /// nothing was done, so the forwarding node may send it again.
-const NOT_HERE: &str = "x-retsu-not-here";
+const NOT_HERE: HeaderName = HeaderName::from_static("x-retsu-not-here");
 /// On a request passed on to another node: the shard that answers it.
-const SHARD: &str = "x-retsu-shard";
+const SHARD: HeaderName = HeaderName::from_static("x-retsu-shard");
 
 /// What answers a request: one shard, or every shard (merged).
 enum Target {
@@ -293,26 +303,28 @@ impl Front {
     /// no one name, or for a name not placed, goes to the home shard.
     async fn target_of(
         &self,
-        parts: &axum::http::request::Parts,
+        parts: &mut axum::http::request::Parts,
         body: &bytes::Bytes,
     ) -> Result<Target, String> {
         use super::route::{route, Route};
         let Some(placement) = &self.placement else {
             return Ok(Target::Shard(HOME_SHARD));
         };
+        // The headers are lent to the protocol layer's view and taken back.
         let request = crate::protocol::HttpRequest {
             path: parts.uri.path().to_string(),
             query: parts.uri.query().map(str::to_string),
-            headers: parts.headers.clone(),
+            headers: std::mem::take(&mut parts.headers),
             body: body.clone(),
         };
         let account = self
             .auth
             .as_ref()
             .and_then(|a| a.claimed_account(&request))
-            .unwrap_or(&self.settings.account_id)
-            .to_string();
-        match route(&parts.method, &request, &account, &self.settings) {
+            .unwrap_or(&self.settings.account_id);
+        let routed = route(&parts.method, &request, account, &self.settings);
+        parts.headers = request.headers;
+        match routed {
             Route::One { key, create } => Ok(Target::Shard(
                 placement
                     .shard_of(&key, create)
@@ -355,11 +367,6 @@ impl Front {
         if let Some(resume) = self.shares_clock(&req) {
             return self.change_clock(req, resume).await;
         }
-        let protocol = crate::protocol::protocol_from_headers(req.headers());
-        let unavailable = |why: &str| {
-            let id = uuid::Uuid::new_v4().to_string();
-            crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
-        };
         // Passed on by a node, or naming a shard: only with the secret.
         let forwarded =
             req.headers().contains_key(FORWARDED_BY) || req.headers().contains_key(SHARD);
@@ -378,7 +385,7 @@ impl Front {
         if forwarded && req.headers().contains_key(FORWARDED_HTTPS) {
             req.extensions_mut().insert(crate::server::Https);
         }
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         // Read as the server reads it, and refused as the server would.
         let body = match crate::server::read_body_within(
             self.body_timeout,
@@ -400,7 +407,7 @@ impl Front {
             .flatten();
         let target = match named {
             Some(shard) => Ok(Target::Shard(shard)),
-            None => self.target_of(&parts, &body).await,
+            None => self.target_of(&mut parts, &body).await,
         };
         match target {
             Ok(Target::Shard(shard)) => self.answer_from(shard, &parts, body, forwarded).await,
@@ -408,6 +415,7 @@ impl Front {
             Err(e) => {
                 tracing::warn!("cannot read where a name is placed: {e}");
                 unavailable(
+                    &parts.headers,
                     "The node cannot reach the cluster's database to find the queue or topic. Please retry.",
                 )
             }
@@ -424,11 +432,7 @@ impl Front {
         body: bytes::Bytes,
         passed_on: bool,
     ) -> axum::response::Response {
-        let protocol = crate::protocol::protocol_from_headers(&parts.headers);
-        let unavailable = |why: &str| {
-            let id = uuid::Uuid::new_v4().to_string();
-            crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
-        };
+        let unavailable = |why: &str| unavailable(&parts.headers, why);
         // A shard between holders (taken over, handed on, or its holder
         // not yet seen) is waited for, up to a lease, rather than refused:
         // the request waits as a failover does.
@@ -530,7 +534,7 @@ impl Front {
         if let Some(headers) = builder.headers_mut() {
             *headers = template.headers.clone();
             for name in HOP_BY_HOP {
-                headers.remove(*name);
+                headers.remove(name);
             }
             headers.remove(axum::http::header::TRANSFER_ENCODING);
             headers.insert(
