@@ -72,8 +72,13 @@ pub fn region(headers: &HeaderMap, params: &[(String, String)]) -> Option<String
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|auth| {
-            let start = auth.find("Credential=")? + "Credential=".len();
-            let rest = &auth[start..];
+            // SigV4 puts it first, after the algorithm: found without a
+            // substring search then.
+            let rest = match auth.split_once(' ') {
+                Some((_, after)) if after.starts_with("Credential=") => after,
+                _ => &auth[auth.find("Credential=")?..],
+            };
+            let rest = &rest["Credential=".len()..];
             let end = rest
                 .find(|c: char| c == ',' || c.is_whitespace())
                 .unwrap_or(rest.len());
@@ -91,11 +96,13 @@ pub fn region(headers: &HeaderMap, params: &[(String, String)]) -> Option<String
 /// `AKID/yyyymmdd/<region>/<service>/aws4_request` → region. Counted from
 /// the end so an access key containing `/` cannot shift it.
 fn scope_region(credential: &str) -> Option<String> {
-    let parts: Vec<&str> = credential.split('/').collect();
-    if parts.len() < 5 || parts[parts.len() - 1] != "aws4_request" {
+    let scope = credential.strip_suffix("/aws4_request")?;
+    let (rest, _service) = scope.rsplit_once('/')?;
+    let (key_and_date, region) = rest.rsplit_once('/')?;
+    // An access key and a date before it.
+    if !key_and_date.contains('/') {
         return None;
     }
-    let region = parts[parts.len() - 3];
     let valid = !region.is_empty()
         && region.len() <= 64
         && region
@@ -162,6 +169,12 @@ mod tests {
             "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/eu-west-2/sqs/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc",
         )]);
         assert_eq!(region(&h, &[]).as_deref(), Some("eu-west-2"));
+        // Elsewhere in the header, and an access key holding a `/`.
+        let h = headers(&[(
+            "authorization",
+            "AWS4-HMAC-SHA256 SignedHeaders=host, Credential=AK/ID/20240101/ap-east-1/sqs/aws4_request,Signature=abc",
+        )]);
+        assert_eq!(region(&h, &[]).as_deref(), Some("ap-east-1"));
     }
 
     #[test]
