@@ -75,6 +75,14 @@ macro_rules! actions {
                 })
             }
 
+            /// Decodes JSON text that the query protocol's rewrite wrote
+            /// (not the caller's), with the errors of [`Self::decode`].
+            pub fn decode_text(self, text: &str) -> Result<Request, SqsError> {
+                Ok(match self {
+                    $(Action::$name => Request::$name(crate::api::de::from_text(text)?),)*
+                })
+            }
+
             /// Decodes a JSON body straight into this action's request,
             /// without an intermediate tree (the hot path of every SDK call).
             pub fn decode_slice(self, body: &[u8]) -> Result<Request, SqsError> {
@@ -675,8 +683,12 @@ pub mod de {
     pub fn from_value<T: serde::de::DeserializeOwned>(
         value: serde_json::Value,
     ) -> Result<T, SqsError> {
-        let text = serde_json::to_string(&value).expect("a JSON tree always serializes");
-        serde_json::from_str(&text).map_err(|e| {
+        from_text(&serde_json::to_string(&value).expect("a JSON tree always serializes"))
+    }
+
+    /// Deserializes JSON text the server wrote itself, as [`from_value`].
+    pub fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, SqsError> {
+        serde_json::from_str(text).map_err(|e| {
             // The text is ours, not the caller's: where in it is no help.
             let said = e.to_string();
             let at = format!(" at line {} column {}", e.line(), e.column());

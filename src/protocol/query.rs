@@ -12,6 +12,9 @@
 //! the same table for their own fields, which is why nested attributes need
 //! no special case.
 //!
+//! Most requests name only plain scalars (SendMessage, DeleteMessage):
+//! their JSON text is written straight from the parameters, with no tree.
+//!
 //! Leniency, on purpose: an index may be left out (`AttributeName=All` is
 //! `AttributeName.1=All`, as AWS accepts), lists are ordered by the numeric
 //! index rather than by arrival, and scalars stay strings (the API's
@@ -133,6 +136,18 @@ pub fn decode(
     params: &Params,
     queue_url_from_path: Option<String>,
 ) -> Result<Request, SqsError> {
+    if let Some(text) = flat_text(action, params, queue_url_from_path.as_deref()) {
+        return action.decode_text(&text?).map_err(caller_value);
+    }
+    through_tree(action, params, queue_url_from_path)
+}
+
+/// [`decode`] for any parameters: through the tree and its JSON document.
+fn through_tree(
+    action: Action,
+    params: &Params,
+    queue_url_from_path: Option<String>,
+) -> Result<Request, SqsError> {
     let mut doc = to_json(action, params)?;
     if let (Some(url), Value::Object(map)) = (queue_url_from_path, &mut doc) {
         // Java v1 posts to the queue URL instead of naming it.
@@ -140,15 +155,72 @@ pub fn decode(
             map.insert("QueueUrl".into(), Value::String(url));
         }
     }
-    // Integers were checked above with the parameter's name; what serde
-    // still refuses (e.g. bad base64) is the caller's value, not JSON.
-    action.decode(doc).map_err(|e| match e.code {
+    action.decode(doc).map_err(caller_value)
+}
+
+/// Integers were checked with the parameter's name; what serde still
+/// refuses (e.g. bad base64) is the caller's value, not JSON.
+fn caller_value(e: SqsError) -> SqsError {
+    match e.code {
         ErrorCode::Serialization => SqsError::invalid_value(format!(
             "One or more parameters are invalid. Reason: {}",
             e.message
         )),
         _ => e,
-    })
+    }
+}
+
+/// The JSON text of a request whose parameters are all plain scalars,
+/// each given once (SendMessage and DeleteMessage as most clients send
+/// them), written straight from the parameters in the tree's order; `None`
+/// for any other request, which goes through the tree.
+fn flat_text(
+    action: Action,
+    params: &Params,
+    queue_url_from_path: Option<&str>,
+) -> Option<Result<String, SqsError>> {
+    let mut members: Vec<(&str, &str)> = params
+        .iter()
+        .filter(|(key, _)| key != "Action" && key != "Version")
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    members.sort_unstable_by_key(|(key, _)| *key);
+    let repeated = members.windows(2).any(|w| w[0].0 == w[1].0);
+    let plain = |(key, value): &(&str, &str)| {
+        !key.contains('.')
+            && matches!(rule(Some(action), key), Rule::Scalar)
+            && !(value.is_empty() && empty_collection(key).is_some())
+    };
+    if repeated || !members.iter().all(plain) {
+        return None;
+    }
+    if let Some(url) = queue_url_from_path {
+        // Java v1 posts to the queue URL instead of naming it.
+        if action.by_queue_url() && !members.iter().any(|(key, _)| *key == "QueueUrl") {
+            let at = members.partition_point(|(key, _)| *key < "QueueUrl");
+            members.insert(at, ("QueueUrl", url));
+        }
+    }
+    let size: usize = members.iter().map(|(k, v)| k.len() + v.len() + 6).sum();
+    let mut text: Vec<u8> = Vec::with_capacity(size + 2);
+    text.push(b'{');
+    for (n, (key, value)) in members.into_iter().enumerate() {
+        if INTEGER_PARAMETERS.contains(&key) && value.parse::<i32>().is_err() {
+            return Some(Err(SqsError::invalid_parameter(
+                key,
+                abbreviate(value),
+                "Must be a whole number within the 32-bit integer range.",
+            )));
+        }
+        if n > 0 {
+            text.push(b',');
+        }
+        serde_json::to_writer(&mut text, key).expect("a string always serializes");
+        text.push(b':');
+        serde_json::to_writer(&mut text, value).expect("a string always serializes");
+    }
+    text.push(b'}');
+    Some(Ok(String::from_utf8(text).expect("serde_json writes UTF-8")))
 }
 
 /// The deepest parameter name SQS's shapes use has 7 segments

@@ -572,3 +572,95 @@ fn queue_paths() {
     );
     assert_eq!(queue_path("/a/b/c"), None);
 }
+
+/// Plain parameters written straight to JSON text decode exactly as they
+/// do through the tree, errors included.
+#[test]
+fn plain_parameters_decode_as_through_the_tree() {
+    let url = "http://h:1/000000000000/q";
+    type Case<'a> = (Action, &'a [(&'a str, &'a str)], Option<&'a str>);
+    let cases: &[Case] = &[
+        (
+            Action::SendMessage,
+            &[
+                ("Action", "SendMessage"),
+                ("QueueUrl", url),
+                ("MessageBody", "hi"),
+            ],
+            None,
+        ),
+        (
+            Action::SendMessage,
+            &[
+                ("MessageBody", "q\"uote \\ back\u{1} \u{e9}\u{20ac}\n"),
+                ("DelaySeconds", "5"),
+                ("Version", "2012-11-05"),
+            ],
+            Some(url),
+        ),
+        (
+            Action::SendMessage,
+            &[("MessageBody", ""), ("DelaySeconds", "x")],
+            Some(url),
+        ),
+        (
+            Action::SendMessage,
+            &[("VisibilityTimeout", "9999999999"), ("DelaySeconds", "y")],
+            None,
+        ),
+        (
+            Action::SendMessage,
+            &[("", "x"), ("Unknown", "1")],
+            Some(url),
+        ),
+        (Action::DeleteMessage, &[("ReceiptHandle", "r")], Some(url)),
+        (Action::DeleteMessage, &[("QueueUrl", url)], None),
+        (
+            Action::ReceiveMessage,
+            &[("WaitTimeSeconds", "20")],
+            Some(url),
+        ),
+        (
+            Action::GetQueueUrl,
+            &[("QueueName", "q"), ("QueueOwnerAWSAccountId", "1")],
+            None,
+        ),
+        (Action::ListQueues, &[("MaxResults", "+5")], None),
+        (Action::PurgeQueue, &[], Some(url)),
+        (Action::PurgeQueue, &[], None),
+    ];
+    for (action, pairs, path) in cases {
+        let params = p(pairs);
+        assert!(
+            flat_text(*action, &params, *path).is_some(),
+            "{pairs:?} is plain"
+        );
+        let straight = decode(*action, &params, path.map(str::to_string));
+        let tree = through_tree(*action, &params, path.map(str::to_string));
+        assert_eq!(format!("{straight:?}"), format!("{tree:?}"), "{pairs:?}");
+    }
+    // Not plain: a repeated name (the last one holds), an empty
+    // collection, a list, a dotted name.
+    for pairs in [
+        &[("MessageBody", "a"), ("MessageBody", "b")][..],
+        &[("AttributeNames", "")],
+        &[("AttributeName", "All")],
+        &[("MessageAttribute.1.Name", "n")],
+    ] {
+        let params = p(pairs);
+        assert!(
+            flat_text(Action::ReceiveMessage, &params, None).is_none(),
+            "{pairs:?}"
+        );
+    }
+    let last = decode(
+        Action::SendMessage,
+        &p(&[
+            ("QueueUrl", url),
+            ("MessageBody", "a"),
+            ("MessageBody", "b"),
+        ]),
+        None,
+    );
+    assert!(format!("{last:?}").contains("\"b\""), "{last:?}");
+}
