@@ -4,7 +4,8 @@
 #
 #   1. forwarding: the same retsu-bench scenarios sent to the node holding
 #      the store's lease and to a node that passes requests on to it,
-#      alternating, ROUNDS times (p50, p99, max and throughput of each);
+#      alternating, ROUNDS times (p50, p99, max and throughput of each,
+#      and the CPU per message of the node the requests went to);
 #      the store has one shard, so one node owns every queue the benchmark
 #      makes and the other passes every request on: one hop, measured;
 #   2. failover: the holder killed with SIGKILL, FAILOVERS times; the time
@@ -97,11 +98,21 @@ F=$((1 - H))
 echo "== forwarding (durability $DURABILITY, lease ${LEASE}s): holder node$H, forwarder node$F"
 for round in $(seq 1 "$ROUNDS"); do
   for who in holder forwarder; do
-    if [ $who = holder ]; then port=${PORTS[$H]}; else port=${PORTS[$F]}; fi
+    if [ $who = holder ]; then n=$H; else n=$F; fi
+    port=${PORTS[$n]}
     echo "-- round $round, $who (port $port)"
-    "$BENCH" --endpoint "http://127.0.0.1:$port" --scenario send,send-batch,drain \
+    "$BENCH" --endpoint "http://127.0.0.1:$port" --endpoint-pid "${NODE_PID[$n]}" \
+      --scenario send,send-batch,drain \
       --client raw --no-floor --rounds 1 --out "$WORK/$who-$round.json" 2>&1 \
       | grep -E "^\s*(scenario|send|send-batch|drain)\b" || true
+    # The CPU (user + system) of the node the requests were sent to.
+    python3 - "$WORK/$who-$round.json" <<'PY'
+import json, sys
+for m in json.load(open(sys.argv[1]))["measurements"]:
+    if m.get("server_cpu_s") and m.get("messages"):
+        print(f"  {m['scenario']} {m['variant']}: this node's CPU "
+              f"{m['server_cpu_s'] * 1e6 / m['messages']:.1f} µs per message")
+PY
   done
 done
 
