@@ -1,6 +1,10 @@
 //! A batch as one PostgreSQL transaction: each kind of row is one
 //! statement over arrays, and the statements are pipelined: sent one after
 //! another without waiting, answered in order: a commit is one round trip.
+//! A batch of message rows alone (sends, receives, deletes: nearly every
+//! commit under load) is a single statement instead, each kind of row one
+//! of its writable CTEs and the fence checked in it, so PostgreSQL runs
+//! one statement and answers once, with no BEGIN or COMMIT.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -151,11 +155,22 @@ const PRUNE_ATTEMPTS: &str = "DELETE FROM retsu.attempts WHERE expires_ms < $1";
 /// as text would cost a round trip of its own (Parse) at every use.
 /// Cleared whenever a commit fails, and with the connection.
 #[derive(Default)]
-pub(super) struct Prepared(HashMap<&'static str, Statement>);
+pub(super) struct Prepared(HashMap<&'static str, Statement>, HashMap<u8, Statement>);
 
 impl Prepared {
     pub fn clear(&mut self) {
         self.0.clear();
+        self.1.clear();
+    }
+
+    /// The one statement of a batch of message rows with these `parts`.
+    async fn rows(&mut self, client: &Client, parts: u8) -> Result<Statement, Error> {
+        if let Some(statement) = self.1.get(&parts) {
+            return Ok(statement.clone());
+        }
+        let statement = client.prepare(&rows_statement(parts)).await?;
+        self.1.insert(parts, statement.clone());
+        Ok(statement)
     }
 
     async fn get(&mut self, client: &Client, sql: &'static str) -> Result<Statement, Error> {
@@ -227,6 +242,65 @@ pub(super) async fn commit(
     let prune = batch.prune.map(|now| now as i64);
     let outbound = OutboundColumns::of(batch);
     let accepted: Vec<String> = batch.accepted.iter().map(|id| id.to_string()).collect();
+
+    // A batch of message rows alone (the common one: sends, receives,
+    // deletes) is one statement, its parts writable CTEs, committed on its
+    // own: no BEGIN and COMMIT for PostgreSQL to answer, one answer to
+    // wait for.
+    let rows_only = attempts.is_empty()
+        && queues.is_none()
+        && kept.is_empty()
+        && outbound.ids.is_empty()
+        && accepted.is_empty()
+        && prune.is_none();
+    if rows_only {
+        let fence_args: Option<Params<'_>> = fence
+            .as_ref()
+            .map(|(node, epoch)| -> Params<'_> { vec![node, epoch, &shard] });
+        let given: [(u8, Option<Params<'_>>); 6] = [
+            (
+                ROW_DELETE,
+                (!deletes.0.is_empty()).then(|| -> Params<'_> { vec![&deletes.0, &deletes.1] }),
+            ),
+            (
+                ROW_UPDATE,
+                (!updates.is_empty()).then(|| update_columns.params()),
+            ),
+            (
+                ROW_INSERT,
+                (!inserts.is_empty()).then(|| insert_columns.params()),
+            ),
+            (
+                ROW_DEDUP,
+                (!dedup.queues.is_empty()).then(|| dedup.params()),
+            ),
+            (
+                ROW_COUNTERS,
+                (!counters.queues.is_empty()).then(|| counters.params()),
+            ),
+            (ROW_FENCE, fence_args),
+        ];
+        let mut parts = 0u8;
+        let mut params: Params<'_> = Vec::new();
+        for (bit, part) in given {
+            if let Some(part) = part {
+                parts |= bit;
+                params.extend(part);
+            }
+        }
+        if parts & !ROW_FENCE != 0 {
+            let statement = prepared.rows(client, parts).await?;
+            let row = client.query_one(&statement, &params).await?;
+            if parts & ROW_UPDATE != 0 {
+                let at = usize::from(parts & ROW_FENCE != 0);
+                let (queues, slots): (Vec<i64>, Vec<i64>) = (row.get(at), row.get(at + 1));
+                let updated = queues.into_iter().zip(slots).collect();
+                write_missing(client, &updates, &updated, shard, fence, prepared).await?;
+            }
+            floors.extend(new_floors);
+            return Ok(());
+        }
+    }
 
     // The statements, in order.
     let mut steps: Vec<(&'static str, Params<'_>)> = Vec::new();
@@ -315,49 +389,127 @@ pub(super) async fn commit(
         }
     }
     if let Some(at) = update_at {
-        // A state change whose row was missing is written whole, in a
-        // transaction of its own right after: no answer waits on this
-        // batch before both are committed, and the insert is idempotent,
-        // so a crash between the two loses nothing that was answered.
         let updated: HashSet<(i64, i64)> = answers[at + 1] // [0] is BEGIN's
             .iter()
             .map(|r| (r.get(0), r.get(1)))
             .collect();
-        let missing: Vec<(u64, u64, &StoredMessage)> = updates
-            .iter()
-            .copied()
-            .filter(|(q, s, _)| !updated.contains(&(*q as i64, *s as i64)))
-            .collect();
-        if !missing.is_empty() {
-            let insert = prepared.get(client, INSERT).await?;
-            let columns = MessageColumns::of(&missing);
-            let params = columns.params();
-            match &fence_params {
-                None => {
-                    client.query(&insert, &params).await?;
-                }
-                Some((node, epoch)) => {
-                    // Fenced like the first: a node that lost the lease
-                    // must not add rows its successor never loaded.
-                    let check = prepared.get(client, FENCE).await?;
-                    let fence_args: [&(dyn ToSql + Sync); 3] = [node, epoch, &shard];
-                    let steps: Vec<Step<'_>> = vec![
-                        Box::pin(simple(client, "BEGIN")),
-                        Box::pin(client.query(&check, &fence_args)),
-                        Box::pin(client.query(&insert, &params)),
-                        Box::pin(simple(client, "COMMIT")),
-                    ];
-                    for result in in_order(steps).await {
-                        if let Err(e) = result {
-                            return Err(rollback(client, e).await);
-                        }
-                    }
+        write_missing(client, &updates, &updated, shard, fence, prepared).await?;
+    }
+    floors.extend(new_floors);
+    Ok(())
+}
+
+/// A state change whose row was missing (`updated` holds the rows the
+/// update found) is written whole, in a transaction of its own right
+/// after: no answer waits on this batch before both are committed, and
+/// the insert is idempotent, so a crash between the two loses nothing
+/// that was answered.
+async fn write_missing(
+    client: &Client,
+    updates: &[(u64, u64, &StoredMessage)],
+    updated: &HashSet<(i64, i64)>,
+    shard: i32,
+    fence: Option<(&str, i64)>,
+    prepared: &mut Prepared,
+) -> Result<(), Error> {
+    let missing: Vec<(u64, u64, &StoredMessage)> = updates
+        .iter()
+        .copied()
+        .filter(|(q, s, _)| !updated.contains(&(*q as i64, *s as i64)))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let insert = prepared.get(client, INSERT).await?;
+    let columns = MessageColumns::of(&missing);
+    let params = columns.params();
+    match &fence {
+        None => {
+            client.query(&insert, &params).await?;
+        }
+        Some((node, epoch)) => {
+            // Fenced like the first: a node that lost the lease
+            // must not add rows its successor never loaded.
+            let check = prepared.get(client, FENCE).await?;
+            let fence_args: [&(dyn ToSql + Sync); 3] = [node, epoch, &shard];
+            let steps: Vec<Step<'_>> = vec![
+                Box::pin(simple(client, "BEGIN")),
+                Box::pin(client.query(&check, &fence_args)),
+                Box::pin(client.query(&insert, &params)),
+                Box::pin(simple(client, "COMMIT")),
+            ];
+            for result in in_order(steps).await {
+                if let Err(e) = result {
+                    return Err(rollback(client, e).await);
                 }
             }
         }
     }
-    floors.extend(new_floors);
     Ok(())
+}
+
+/// The parts of a batch of message rows, in the order their parameters
+/// are given.
+const ROW_DELETE: u8 = 1;
+const ROW_UPDATE: u8 = 2;
+const ROW_INSERT: u8 = 4;
+const ROW_DEDUP: u8 = 8;
+const ROW_COUNTERS: u8 = 16;
+const ROW_FENCE: u8 = 32;
+
+/// One statement for a batch of message rows: each part a writable CTE
+/// (PostgreSQL runs every one to completion whether or not it is read;
+/// the parts touch different rows, since a batch holds each row once),
+/// and a one-row result: the fence's check, which raises and so undoes
+/// the whole statement when the lease is gone, then the keys the update
+/// found. Each part's `$n` are renumbered after the parts before it.
+fn rows_statement(parts: u8) -> String {
+    const CTES: [(u8, &str, &str, usize); 5] = [
+        (ROW_DELETE, "gone", DELETE, 2),
+        (ROW_UPDATE, "changed", UPDATE, 10),
+        (ROW_INSERT, "added", INSERT, 22),
+        (ROW_DEDUP, "dedup", DEDUP, 6),
+        (ROW_COUNTERS, "raised", COUNTERS, 4),
+    ];
+    let mut ctes = Vec::new();
+    let mut given = 0;
+    for (bit, name, sql, count) in CTES {
+        if parts & bit != 0 {
+            ctes.push(format!("{name} AS ({})", renumbered(sql, given)));
+            given += count;
+        }
+    }
+    let mut columns = Vec::new();
+    if parts & ROW_FENCE != 0 {
+        let check = renumbered(FENCE.trim_start_matches("SELECT "), given);
+        columns.push(format!("(SELECT count(*) FROM (SELECT {check}) AS fenced)"));
+    }
+    if parts & ROW_UPDATE != 0 {
+        columns.push("ARRAY(SELECT queue_uid FROM changed)".to_string());
+        columns.push("ARRAY(SELECT slot FROM changed)".to_string());
+    }
+    if columns.is_empty() {
+        columns.push("1".to_string());
+    }
+    format!("WITH {} SELECT {}", ctes.join(", "), columns.join(", "))
+}
+
+/// `sql` with each parameter `$n` made `$(n + by)`.
+fn renumbered(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + by).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 type Step<'a> = Pin<Box<dyn Future<Output = Result<Vec<PgRow>, Error>> + 'a>>;
@@ -686,5 +838,77 @@ impl OutboundColumns {
             &self.names,
             &self.records,
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The highest `$n` in a statement: how many parameters it reads.
+    fn parameters(sql: &str) -> usize {
+        sql.split('$')
+            .skip(1)
+            .filter_map(|s| {
+                let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().ok()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn parameters_are_renumbered_after_the_parts_before() {
+        assert_eq!(
+            renumbered("f($3, $1, $2) AND x = $10::text AND '$'", 26),
+            "f($29, $27, $28) AND x = $36::text AND '$'"
+        );
+        // Each part's own count, as `rows_statement` adds them up.
+        for (sql, count) in [
+            (DELETE, 2),
+            (UPDATE, 10),
+            (INSERT, 22),
+            (DEDUP, 6),
+            (COUNTERS, 4),
+            (FENCE, 3),
+        ] {
+            assert_eq!(parameters(sql), count, "{sql}");
+        }
+    }
+
+    #[test]
+    fn every_combination_reads_its_parts_parameters_in_order() {
+        let counts = [
+            (ROW_DELETE, 2),
+            (ROW_UPDATE, 10),
+            (ROW_INSERT, 22),
+            (ROW_DEDUP, 6),
+            (ROW_COUNTERS, 4),
+            (ROW_FENCE, 3),
+        ];
+        for parts in 1u8..64 {
+            if parts & !ROW_FENCE == 0 {
+                continue;
+            }
+            let sql = rows_statement(parts);
+            let want: usize = counts
+                .iter()
+                .filter(|(bit, _)| parts & bit != 0)
+                .map(|(_, n)| n)
+                .sum();
+            assert_eq!(parameters(&sql), want, "{sql}");
+            assert_eq!(sql.contains("retsu.fence("), parts & ROW_FENCE != 0);
+            assert_eq!(sql.contains("FROM changed"), parts & ROW_UPDATE != 0);
+            // The fence's arguments are the last three.
+            if parts & ROW_FENCE != 0 {
+                let at = sql.find("retsu.fence(").unwrap();
+                assert!(sql[at..].starts_with(&format!(
+                    "retsu.fence(${}, ${}, ${})",
+                    want,
+                    want - 2,
+                    want - 1
+                )));
+            }
+        }
     }
 }
