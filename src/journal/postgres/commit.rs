@@ -1,10 +1,12 @@
-//! A batch as one PostgreSQL transaction: each kind of row is one
-//! statement over arrays, and the statements are pipelined: sent one after
-//! another without waiting, answered in order: a commit is one round trip.
-//! A batch of message rows alone (sends, receives, deletes: nearly every
-//! commit under load) is a single statement instead, each kind of row one
-//! of its writable CTEs and the fence checked in it, so PostgreSQL runs
-//! one statement and answers once, with no BEGIN or COMMIT.
+//! A batch as one PostgreSQL transaction. The message rows (inserts,
+//! state changes, deletes, deduplication ids, counters) and the fence are
+//! one statement, each kind of row one of its writable CTEs over arrays.
+//! A batch of nothing else (sends, receives, deletes: nearly every commit
+//! under load) is that statement alone, committed on its own: PostgreSQL
+//! runs one statement and answers once, with no BEGIN or COMMIT. Anything
+//! else (queue records, receive attempts, the outbox, pruning) follows it
+//! in a transaction whose statements are pipelined: sent one after another
+//! without waiting, answered in order: a commit is one round trip.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -243,84 +245,44 @@ pub(super) async fn commit(
     let outbound = OutboundColumns::of(batch);
     let accepted: Vec<String> = batch.accepted.iter().map(|id| id.to_string()).collect();
 
-    // A batch of message rows alone (the common one: sends, receives,
-    // deletes) is one statement, its parts writable CTEs, committed on its
-    // own: no BEGIN and COMMIT for PostgreSQL to answer, one answer to
-    // wait for.
-    let rows_only = attempts.is_empty()
-        && queues.is_none()
-        && kept.is_empty()
-        && outbound.ids.is_empty()
-        && accepted.is_empty()
-        && prune.is_none();
-    if rows_only {
-        let fence_args: Option<Params<'_>> = fence
-            .as_ref()
-            .map(|(node, epoch)| -> Params<'_> { vec![node, epoch, &shard] });
-        let given: [(u8, Option<Params<'_>>); 6] = [
-            (
-                ROW_DELETE,
-                (!deletes.0.is_empty()).then(|| -> Params<'_> { vec![&deletes.0, &deletes.1] }),
-            ),
-            (
-                ROW_UPDATE,
-                (!updates.is_empty()).then(|| update_columns.params()),
-            ),
-            (
-                ROW_INSERT,
-                (!inserts.is_empty()).then(|| insert_columns.params()),
-            ),
-            (
-                ROW_DEDUP,
-                (!dedup.queues.is_empty()).then(|| dedup.params()),
-            ),
-            (
-                ROW_COUNTERS,
-                (!counters.queues.is_empty()).then(|| counters.params()),
-            ),
-            (ROW_FENCE, fence_args),
-        ];
-        let mut parts = 0u8;
-        let mut params: Params<'_> = Vec::new();
-        for (bit, part) in given {
-            if let Some(part) = part {
-                parts |= bit;
-                params.extend(part);
-            }
-        }
-        if parts & !ROW_FENCE != 0 {
-            let statement = prepared.rows(client, parts).await?;
-            let row = client.query_one(&statement, &params).await?;
-            if parts & ROW_UPDATE != 0 {
-                let at = usize::from(parts & ROW_FENCE != 0);
-                let (queues, slots): (Vec<i64>, Vec<i64>) = (row.get(at), row.get(at + 1));
-                let updated = queues.into_iter().zip(slots).collect();
-                write_missing(client, &updates, &updated, shard, fence, prepared).await?;
-            }
-            floors.extend(new_floors);
-            return Ok(());
+    // The message rows and the fence: one statement.
+    let fence_args: Option<Params<'_>> = fence
+        .as_ref()
+        .map(|(node, epoch)| -> Params<'_> { vec![node, epoch, &shard] });
+    let given: [(u8, Option<Params<'_>>); 6] = [
+        (
+            ROW_DELETE,
+            (!deletes.0.is_empty()).then(|| -> Params<'_> { vec![&deletes.0, &deletes.1] }),
+        ),
+        (
+            ROW_UPDATE,
+            (!updates.is_empty()).then(|| update_columns.params()),
+        ),
+        (
+            ROW_INSERT,
+            (!inserts.is_empty()).then(|| insert_columns.params()),
+        ),
+        (
+            ROW_DEDUP,
+            (!dedup.queues.is_empty()).then(|| dedup.params()),
+        ),
+        (
+            ROW_COUNTERS,
+            (!counters.queues.is_empty()).then(|| counters.params()),
+        ),
+        (ROW_FENCE, fence_args),
+    ];
+    let mut parts = 0u8;
+    let mut row_params: Params<'_> = Vec::new();
+    for (bit, part) in given {
+        if let Some(part) = part {
+            parts |= bit;
+            row_params.extend(part);
         }
     }
 
-    // The statements, in order.
+    // What else the batch holds (rare under load), in order.
     let mut steps: Vec<(&'static str, Params<'_>)> = Vec::new();
-    let fence_params = fence;
-    if let Some((node, epoch)) = &fence_params {
-        steps.push((FENCE, vec![node, epoch, &shard]));
-    }
-    if !deletes.0.is_empty() {
-        steps.push((DELETE, vec![&deletes.0, &deletes.1]));
-    }
-    let update_at = (!updates.is_empty()).then(|| {
-        steps.push((UPDATE, update_columns.params()));
-        steps.len() - 1
-    });
-    if !inserts.is_empty() {
-        steps.push((INSERT, insert_columns.params()));
-    }
-    if !dedup.queues.is_empty() {
-        steps.push((DEDUP, dedup.params()));
-    }
     for a in &attempts {
         match a {
             AttemptParams::Set {
@@ -342,10 +304,9 @@ pub(super) async fn commit(
             }
         }
     }
-    if !counters.queues.is_empty() {
-        steps.push((COUNTERS, counters.params()));
-    }
     if let Some((uids, records, meta)) = &queues {
+        // After the counters (in the rows' statement): a deleted queue's
+        // go with it.
         steps.push((QUEUES, vec![uids, records, &shard]));
         steps.push((GONE, vec![uids, &shard]));
         for (uid, floor) in &floor_params {
@@ -369,30 +330,49 @@ pub(super) async fn commit(
         steps.push((PRUNE_OUTBOX, vec![&shard]));
     }
 
-    let mut statements = Vec::with_capacity(steps.len());
-    for (sql, _) in &steps {
-        statements.push(prepared.get(client, sql).await?);
-    }
-    // BEGIN, the statements and COMMIT, all sent at once.
-    let mut pipeline: Vec<Step<'_>> = Vec::with_capacity(steps.len() + 2);
-    pipeline.push(Box::pin(simple(client, "BEGIN")));
-    for (statement, (_, params)) in statements.iter().zip(&steps) {
-        pipeline.push(Box::pin(client.query(statement, params)));
-    }
-    pipeline.push(Box::pin(simple(client, "COMMIT")));
-    let results = in_order(pipeline).await;
-    let mut answers = Vec::with_capacity(results.len());
-    for result in results {
-        match result {
-            Ok(rows) => answers.push(rows),
-            Err(e) => return Err(rollback(client, e).await),
+    let rows = match parts {
+        0 => None,
+        parts => Some(prepared.rows(client, parts).await?),
+    };
+    // The rows' one-row answer: the fence's check, the keys updated.
+    let answer = if steps.is_empty() {
+        // Committed on its own: no BEGIN and COMMIT for PostgreSQL to
+        // answer (nearly every commit under load).
+        match &rows {
+            Some(rows) => Some(client.query_one(rows, &row_params).await?),
+            None => None,
         }
-    }
-    if let Some(at) = update_at {
-        let updated: HashSet<(i64, i64)> = answers[at + 1] // [0] is BEGIN's
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
+    } else {
+        let mut statements = Vec::with_capacity(steps.len());
+        for (sql, _) in &steps {
+            statements.push(prepared.get(client, sql).await?);
+        }
+        // BEGIN, the statements and COMMIT, all sent at once.
+        let mut pipeline: Vec<Step<'_>> = Vec::with_capacity(steps.len() + 3);
+        pipeline.push(Box::pin(simple(client, "BEGIN")));
+        if let Some(rows) = &rows {
+            pipeline.push(Box::pin(client.query(rows, &row_params)));
+        }
+        for (statement, (_, params)) in statements.iter().zip(&steps) {
+            pipeline.push(Box::pin(client.query(statement, params)));
+        }
+        pipeline.push(Box::pin(simple(client, "COMMIT")));
+        let mut answers = Vec::with_capacity(pipeline.len());
+        for result in in_order(pipeline).await {
+            match result {
+                Ok(rows) => answers.push(rows),
+                Err(e) => return Err(rollback(client, e).await),
+            }
+        }
+        // [0] is BEGIN's.
+        rows.is_some()
+            .then(|| answers.swap_remove(1).into_iter().next())
+            .flatten()
+    };
+    if let (true, Some(answer)) = (parts & ROW_UPDATE != 0, answer) {
+        let at = usize::from(parts & ROW_FENCE != 0);
+        let (queues, slots): (Vec<i64>, Vec<i64>) = (answer.get(at), answer.get(at + 1));
+        let updated = queues.into_iter().zip(slots).collect();
         write_missing(client, &updates, &updated, shard, fence, prepared).await?;
     }
     floors.extend(new_floors);
@@ -491,7 +471,12 @@ fn rows_statement(parts: u8) -> String {
     if columns.is_empty() {
         columns.push("1".to_string());
     }
-    format!("WITH {} SELECT {}", ctes.join(", "), columns.join(", "))
+    let select = format!("SELECT {}", columns.join(", "));
+    if ctes.is_empty() {
+        // The fence alone.
+        return select;
+    }
+    format!("WITH {} {select}", ctes.join(", "))
 }
 
 /// `sql` with each parameter `$n` made `$(n + by)`.
@@ -887,9 +872,6 @@ mod tests {
             (ROW_FENCE, 3),
         ];
         for parts in 1u8..64 {
-            if parts & !ROW_FENCE == 0 {
-                continue;
-            }
             let sql = rows_statement(parts);
             let want: usize = counts
                 .iter()
