@@ -521,7 +521,14 @@ async fn another_format_is_refused_never_misread() {
 /// acknowledged, and nothing acknowledged deleted comes back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_under_load_loses_no_acknowledged_message() {
-    load_then_stop("kill9", false).await;
+    load_then_stop("kill9", false, &[]).await;
+}
+
+/// The same with `--durability process`, where the waiting requests make
+/// the commits themselves rather than the writer thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_9_under_load_with_durability_process_loses_no_acknowledged_message() {
+    load_then_stop("kill9-process", false, PROCESS).await;
 }
 
 /// SIGTERM in the middle of the same load (the store open, commits in
@@ -531,12 +538,19 @@ async fn kill_9_under_load_loses_no_acknowledged_message() {
 /// delete was acknowledged).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigterm_under_load_exits_0_and_keeps_everything_acknowledged() {
-    load_then_stop("sigterm", true).await;
+    load_then_stop("sigterm", true, &[]).await;
 }
 
-async fn load_then_stop(name: &str, graceful: bool) {
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_under_load_with_durability_process_keeps_everything_acknowledged() {
+    load_then_stop("sigterm-process", true, PROCESS).await;
+}
+
+const PROCESS: &[&str] = &["--durability", "process"];
+
+async fn load_then_stop(name: &str, graceful: bool, extra: &[&str]) {
     let dir = TempDir::new(name);
-    let s = start(&dir, &[]).await;
+    let s = start(&dir, extra).await;
     let c = s.client();
     let url = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
     let ledger = Arc::new(Mutex::new(Ledger::default()));
@@ -570,12 +584,21 @@ async fn load_then_stop(name: &str, graceful: bool) {
 /// delete was acknowledged, across every round's queue.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn repeated_kill_9_under_load_loses_nothing_acknowledged() {
-    const ROUNDS: usize = 16;
-    let dir = TempDir::new("kill9-repeated");
+    repeated_kill_9("kill9-repeated", 16, &[]).await;
+}
+
+/// The same with `--durability process` (requests commit themselves).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn repeated_kill_9_under_load_with_durability_process_loses_nothing_acknowledged() {
+    repeated_kill_9("kill9-repeated-process", 8, PROCESS).await;
+}
+
+async fn repeated_kill_9(name: &str, rounds: usize, extra: &[&str]) {
+    let dir = TempDir::new(name);
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut names = vec!["load".to_string()];
-    for round in 0..ROUNDS {
-        let s = start(&dir, &[]).await;
+    for round in 0..rounds {
+        let s = start(&dir, extra).await;
         let c = s.client();
         let _ = create_queue_via(&c, "load", &[("VisibilityTimeout", "1")]).await;
         let urls: Vec<String> = names.iter().map(|n| s.url(n)).collect();
@@ -624,7 +647,7 @@ async fn repeated_kill_9_under_load_loses_nothing_acknowledged() {
     }
     let ledger = Arc::try_unwrap(ledger).ok().unwrap().into_inner().unwrap();
     assert!(
-        ledger.acked.len() > 100 * ROUNDS,
+        ledger.acked.len() > 100 * rounds,
         "too little load: {}",
         ledger.acked.len()
     );
@@ -854,9 +877,9 @@ async fn drain(c: &Client, url: &str) -> Vec<String> {
 /// (`kill -9`, or SIGTERM when `graceful`); after the restart it is still
 /// RUNNING with the count it had reached, goes on at its rate, completes,
 /// and every message is in the destination exactly once.
-async fn move_task_resumes(name: &str, graceful: bool) {
+async fn move_task_resumes(name: &str, graceful: bool, extra: &[&str]) {
     let dir = TempDir::new(name);
-    let s = start(&dir, FROZEN).await;
+    let s = start(&dir, &[FROZEN, extra].concat()).await;
     let c = s.client();
     for q in ["dlq", "dest"] {
         c.create_queue().queue_name(q).send().await.unwrap();
@@ -931,12 +954,17 @@ async fn move_task_resumes(name: &str, graceful: bool) {
 
 #[tokio::test]
 async fn a_running_move_task_resumes_after_kill_9() {
-    move_task_resumes("move-kill9", false).await;
+    move_task_resumes("move-kill9", false, &[]).await;
+}
+
+#[tokio::test]
+async fn a_running_move_task_resumes_after_kill_9_with_durability_process() {
+    move_task_resumes("move-kill9-process", false, PROCESS).await;
 }
 
 #[tokio::test]
 async fn a_running_move_task_resumes_after_sigterm() {
-    move_task_resumes("move-term", true).await;
+    move_task_resumes("move-term", true, &[]).await;
 }
 
 async fn send_fifo(c: &Client, url: &str, body: &str, dedup: &str) -> (String, String) {
@@ -1287,8 +1315,14 @@ async fn a_full_store_refuses_changes_serves_reads_and_keeps_what_was_acknowledg
     ) {
         return;
     }
+    for extra in [&[][..], PROCESS] {
+        full_store(extra).await;
+    }
+}
+
+async fn full_store(extra: &[&str]) {
     let dir = TempDir::new("full");
-    let s = start_with(&dir, &[], &[("RETSU_TEST_MAX_DB_PAGES", "64")]).await;
+    let s = start_with(&dir, extra, &[("RETSU_TEST_MAX_DB_PAGES", "64")]).await;
     let c = s.client_no_retry();
     let url = create_queue_via(&c, "q", &[]).await;
     let (acked, failed, code) = fill(&c, &url, "m").await;
@@ -1345,6 +1379,12 @@ async fn a_full_disk_refuses_changes_then_recovers() {
         eprintln!("skipped: mounting a tmpfs needs root");
         return;
     }
+    for extra in [&[][..], PROCESS] {
+        full_disk(extra).await;
+    }
+}
+
+async fn full_disk(extra: &[&str]) {
     let root = TempDir::new("tmpfs");
     std::fs::create_dir_all(&root.0).unwrap();
     let mounted = Command::new("mount")
@@ -1359,7 +1399,7 @@ async fn a_full_disk_refuses_changes_then_recovers() {
     }
     let mount = Mount(root.0.clone());
     let data = TempDir(mount.0.join("data"), None);
-    let s = start(&data, &[]).await;
+    let s = start(&data, extra).await;
     let c = s.client_no_retry();
     let url = create_queue_via(&c, "q", &[]).await;
     c.send_message()

@@ -11,12 +11,14 @@
 //! sense together (a message leaving one queue and arriving in another; a
 //! move task's step and its new count) come as an event group, held on the
 //! publishing thread and pushed at once, so they share a commit. Publishing only
-//! appends to a pending list; one writer thread folds whatever is pending
-//! into one [`Batch`] (the last state of each row) and its backend commits
-//! it as one transaction, so the requests of many clients share a commit
-//! (group commit). Every answer waits until the commit that holds what
-//! was emitted before it (`Engine::handle`), so a successful response
-//! survives `kill -9`, and with `--durability full` a power cut.
+//! appends to a pending list; a commit folds whatever is pending into one
+//! [`Batch`] (the last state of each row) and the backend writes it as one
+//! transaction, so the requests of many clients share a commit (group
+//! commit). Commits are made one at a time, by the writer thread or, where
+//! a commit is short, by a waiting request (`writer.rs`). Every answer
+//! waits until the commit that holds what was emitted before it
+//! (`Engine::handle`), so a successful response survives `kill -9`, and
+//! with `--durability full` a power cut.
 //!
 //! Time-driven transitions (a delay ending, a visibility timeout running
 //! out) write nothing: the stored deadlines say it all, and the engine
@@ -30,7 +32,7 @@
 //!
 //! Layout: `feed.rs` (the event-stream subscription that turns events into
 //! pending writes), `batch.rs` (pending writes folded into what one commit
-//! writes), `writer.rs` (the writer thread), `rows.rs` (stored rows back
+//! writes), `writer.rs` (who commits, and the writer thread), `rows.rs` (stored rows back
 //! into messages, for either backend), and one folder per backend, each
 //! with its schema and format check, its load, and its commit: `sqlite/`
 //! (`--data-dir`; why SQLite rather than redb: BENCHMARKS.md, "Persistence
@@ -172,6 +174,11 @@ trait Backend: Send {
     fn refusal(&self) -> SqsError;
     /// What a request is answered when the commit it waited for failed.
     fn write_failed(&self) -> SqsError;
+    /// A commit blocks its thread only briefly, so the requests that wait
+    /// for it make it themselves (`writer.rs`).
+    fn quick_commits(&self) -> bool {
+        false
+    }
 }
 
 /// A change to write.
@@ -245,6 +252,10 @@ struct Inner {
     pending: Mutex<Pending>,
     wake: Condvar,
     status: tokio::sync::watch::Sender<Status>,
+    /// The backend; `None` once the journal has closed.
+    writer: Mutex<Option<writer::Writer>>,
+    /// Requests commit what they wait for (`Backend::quick_commits`).
+    requests_commit: bool,
     relaxed: bool,
     /// The last commit failed and none has succeeded since.
     failing: AtomicBool,
@@ -323,20 +334,23 @@ impl Journal {
         })?;
 
         let (status, _) = tokio::sync::watch::channel(Status::default());
+        let relaxed = mode == DurabilityMode::Relaxed;
         let inner = Arc::new(Inner {
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
             status,
-            relaxed: mode == DurabilityMode::Relaxed,
+            requests_commit: backend.quick_commits() && !relaxed,
+            relaxed,
             failing: AtomicBool::new(false),
             refusal: backend.refusal(),
             write_failed: backend.write_failed(),
+            writer: Mutex::new(Some(writer::Writer::new(backend, clock))),
         });
         let writer = {
             let inner = inner.clone();
             std::thread::Builder::new()
                 .name("retsu-journal".into())
-                .spawn(move || writer::run(backend, inner, clock))
+                .spawn(move || writer::run(inner))
                 .map_err(|e| format!("cannot start the journal: {e}"))?
         };
         let journal = Arc::new(Journal {
@@ -426,6 +440,7 @@ impl Durability for Journal {
             if self.inner.relaxed {
                 return Ok(());
             }
+            let mut gathered = false;
             loop {
                 let s = *status.borrow_and_update();
                 if s.durable >= ticket {
@@ -433,6 +448,23 @@ impl Durability for Journal {
                 }
                 if s.failed >= ticket {
                     return Err(self.inner.write_failed.clone());
+                }
+                if self.inner.requests_commit && !gathered {
+                    // Let the requests ready on this worker publish
+                    // first, so that one commit holds theirs too.
+                    gathered = true;
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                if self.inner.requests_commit {
+                    match self.inner.try_commit() {
+                        // Settled: look again.
+                        Some(Ok(())) => continue,
+                        // Closed: nothing commits this any more.
+                        Some(Err(())) => return Err(self.inner.write_failed.clone()),
+                        // Another commit is under way; its end wakes us.
+                        None => {}
+                    }
                 }
                 if status.changed().await.is_err() {
                     return Err(self.inner.write_failed.clone());

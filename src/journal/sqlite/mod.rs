@@ -39,6 +39,9 @@ pub(super) struct Sqlite {
     /// The deduplication floors (see `QueueRecord::dedup_floor`) already
     /// applied to the `dedup` table.
     floors: HashMap<u64, u128>,
+    /// `--durability process`: a commit writes to the operating system
+    /// and does not wait for the disk.
+    no_fsync: bool,
     /// Held while the backend lives: the data directory's lock.
     _lock: File,
 }
@@ -87,6 +90,7 @@ pub(super) fn open(
         conn,
         dir: dir.to_path_buf(),
         floors: HashMap::new(),
+        no_fsync: mode == DurabilityMode::Process,
         _lock: lock,
     };
     Ok((Box::new(backend), secret))
@@ -114,6 +118,13 @@ impl Backend for Sqlite {
         SqsError::internal(
             "The server cannot write to its data directory; only reads are served until it can. Please retry.",
         )
+    }
+
+    /// Without an fsync a commit is a few writes to the page cache (and,
+    /// every thousand pages, a checkpoint); an fsync at every commit would
+    /// hold a worker for as long as the disk takes.
+    fn quick_commits(&self) -> bool {
+        self.no_fsync
     }
 
     fn write_failed(&self) -> SqsError {
