@@ -31,16 +31,8 @@ use super::route::{Key, Kind};
 use crate::error::SqsError;
 use crate::server::HttpService;
 
-/// A retriable `ServiceUnavailable` in the protocol the request speaks.
-fn unavailable(headers: &HeaderMap, why: &str) -> axum::response::Response {
-    let protocol = crate::protocol::protocol_from_headers(headers);
-    let id = uuid::Uuid::new_v4().to_string();
-    crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
-}
-
 // Header names as values, not strings: a lookup by string parses the
 // name first, on every request.
-
 /// The id of the node that passed a request on.
 pub const FORWARDED_BY: HeaderName = HeaderName::from_static("x-retsu-forwarded-by");
 /// The cluster secret, on requests between nodes.
@@ -53,6 +45,13 @@ pub const FORWARDED_HTTPS: HeaderName = HeaderName::from_static("x-retsu-forward
 const NOT_HERE: HeaderName = HeaderName::from_static("x-retsu-not-here");
 /// On a request passed on to another node: the shard that answers it.
 const SHARD: HeaderName = HeaderName::from_static("x-retsu-shard");
+
+/// A retriable `ServiceUnavailable` in the protocol the request speaks.
+fn unavailable(headers: &HeaderMap, why: &str) -> axum::response::Response {
+    let protocol = crate::protocol::protocol_from_headers(headers);
+    let id = uuid::Uuid::new_v4().to_string();
+    crate::protocol::encode_error(protocol, &SqsError::unavailable(why), &id).into_http()
+}
 
 /// What answers a request: one shard, or every shard (merged).
 enum Target {
