@@ -695,15 +695,11 @@ fn follow_events(
     json_lines: bool,
     queue: Option<String>,
     kind: Option<String>,
-    since: Option<u64>,
+    since: Option<String>,
 ) -> Result<String, String> {
     let path = format!(
         "/_retsu/events/stream{}",
-        query(&[
-            ("queue", queue),
-            ("kind", kind),
-            ("since", since.map(|s| s.to_string())),
-        ])
+        query(&[("queue", queue), ("kind", kind), ("since", since),])
     );
     let mut out = std::io::stdout();
     let mut ending = String::from("(the server ended the stream)");
@@ -790,7 +786,7 @@ pub enum AdminCommand {
     Events {
         queue: Option<String>,
         kind: Option<String>,
-        since: Option<u64>,
+        since: Option<String>,
         limit: Option<usize>,
         /// Keep printing events as they happen (the live stream).
         follow: bool,
@@ -846,7 +842,7 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
                 None => None,
             };
             if *follow {
-                return follow_events(&client, args.json, queue, kind.clone(), *since);
+                return follow_events(&client, args.json, queue, kind.clone(), since.clone());
             }
             let v = client.ok(
                 "GET",
@@ -855,7 +851,7 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
                     query(&[
                         ("queue", queue),
                         ("kind", kind.clone()),
-                        ("since", since.map(|s| s.to_string())),
+                        ("since", since.clone()),
                         ("limit", limit.map(|l| l.to_string())),
                     ])
                 ),

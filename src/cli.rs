@@ -91,9 +91,10 @@ pub enum Command {
         /// Only these kinds, comma-separated (expired,purged,dead_lettered,…).
         #[arg(long)]
         kind: Option<String>,
-        /// Only events after this sequence number.
+        /// Only events after this: an event number, or a cluster's cursor
+        /// (`next`, one number per shard: 1:120,2:45).
         #[arg(long)]
-        since: Option<u64>,
+        since: Option<String>,
         /// Most events to show.
         #[arg(long, conflicts_with = "follow")]
         limit: Option<usize>,
@@ -188,7 +189,7 @@ impl Command {
                 AdminCommand::Events {
                     queue: queue.clone(),
                     kind: kind.clone(),
-                    since: *since,
+                    since: since.clone(),
                     limit: *limit,
                     follow: *follow,
                 },

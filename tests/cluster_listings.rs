@@ -313,3 +313,148 @@ async fn a_shard_is_addressed_only_with_the_secret_and_only_where_it_is_held() {
     let r = ask(held[0], 1, Some(SECRET)).await.unwrap();
     assert_eq!(r.status(), 200);
 }
+
+/// GET `/_retsu/events` on a node with `query`, as JSON.
+async fn feed(c: &Cluster, node: usize, query: &[(&str, &str)]) -> serde_json::Value {
+    let r = reqwest::Client::new()
+        .get(format!("{}/_retsu/events", c.nodes[node].endpoint()))
+        .query(query)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    serde_json::from_str(&r.text().await.unwrap()).unwrap()
+}
+
+/// Sends `count` messages to each queue, through the nodes in turn;
+/// returns their message ids.
+async fn send_each(c: &Cluster, urls: &[String], count: usize, tag: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let client = sdk_client(&c.nodes[i % 3].endpoint(), "us-east-1");
+        for n in 0..count {
+            let out = client
+                .send_message()
+                .queue_url(url)
+                .message_body(format!("{tag}-{n}"))
+                .send()
+                .await
+                .unwrap();
+            ids.push(out.message_id().unwrap().to_string());
+        }
+    }
+    ids.sort();
+    ids
+}
+
+/// Each shard numbers its own events, so the merged feed's cursor is one
+/// number per shard: paging with `next` from any node sees every event of
+/// every shard once, `since=next` resumes after them, and the live stream
+/// resumes from a cursor (`Last-Event-ID`) and ids its events with the
+/// cursor after each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_feed_pages_and_resumes_across_shards() {
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("events", 3, LEASE).await;
+    let held = every_shard_held(&c).await;
+    let mut urls = Vec::new();
+    for i in 0..held.len() {
+        let out = sdk_client(&c.nodes[i % 3].endpoint(), "us-east-1")
+            .create_queue()
+            .queue_name(format!("ev-{i}"))
+            .send()
+            .await
+            .unwrap();
+        urls.push(out.queue_url().unwrap().to_string());
+    }
+    let sent = send_each(&c, &urls, 5, "a").await;
+
+    // Pages of 7 from each node in turn, each from the last page's `next`.
+    let mut seen = Vec::new();
+    let mut shards = std::collections::BTreeSet::new();
+    let mut next = String::from("0");
+    for page in 0.. {
+        let body = feed(
+            &c,
+            page % 3,
+            &[("kind", "sent"), ("limit", "7"), ("since", &next)],
+        )
+        .await;
+        let events = body["events"].as_array().unwrap();
+        for e in events {
+            seen.push(e["message_id"].as_str().unwrap().to_string());
+            shards.insert(e["shard"].as_i64().unwrap());
+        }
+        next = body["next"]
+            .as_str()
+            .expect("a cluster's cursor is text")
+            .to_string();
+        if events.len() < 7 {
+            break;
+        }
+        assert!(page < 40, "the feed never ended");
+    }
+    seen.sort();
+    assert_eq!(seen, sent, "every sent event once");
+    assert!(
+        shards.len() > 1,
+        "the events came from one shard: {shards:?}"
+    );
+    assert_eq!(next.split(',').count(), held.len(), "{next}");
+
+    // What comes after the cursor, and nothing before it.
+    let later = send_each(&c, &urls[..2], 2, "b").await;
+    let body = feed(&c, 1, &[("kind", "sent"), ("since", &next)]).await;
+    let mut after: Vec<String> = body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message_id"].as_str().unwrap().to_string())
+        .collect();
+    after.sort();
+    assert_eq!(after, later);
+
+    // The stream from the same cursor: the later sends replayed, then one
+    // sent now, live; each id is the cursor after its event.
+    let mut stream = reqwest::Client::new()
+        .get(format!(
+            "{}/_retsu/events/stream?kind=sent",
+            c.nodes[2].endpoint()
+        ))
+        .header("last-event-id", &next)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let live = send_each(&c, &urls[2..3], 1, "c").await;
+    let mut text = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let expected: Vec<&String> = later.iter().chain(&live).collect();
+    while !expected.iter().all(|id| text.contains(id.as_str())) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, stream.chunk())
+            .await
+            .expect("the stream did not deliver every event in time")
+            .unwrap()
+            .expect("the stream ended");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    for id in &sent {
+        assert!(
+            !text.contains(id.as_str()),
+            "replayed from before the cursor: {id}"
+        );
+    }
+    let ids: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .collect();
+    assert_eq!(ids.len(), expected.len(), "{text}");
+    let last = ids.last().unwrap();
+    assert_eq!(last.split(',').count(), held.len(), "{last}");
+    // Resuming from the stream's last id replays nothing more.
+    let body = feed(&c, 0, &[("kind", "sent"), ("since", last)]).await;
+    assert!(body["events"].as_array().unwrap().is_empty(), "{body}");
+}

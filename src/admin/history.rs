@@ -13,7 +13,7 @@ use crate::engine::events::Event;
 use crate::engine::{QueueKey, Transition};
 use crate::history::{EventQuery, History};
 
-const DEFAULT_LIMIT: usize = 100;
+pub const DEFAULT_LIMIT: usize = 100;
 /// The live stream's kind for a Lambda invocation (not a message's event).
 pub(super) const INVOCATION: &str = "invocation";
 const MAX_LIMIT: usize = 10_000;

@@ -59,6 +59,8 @@ mod topics;
 
 /// The clock object of the contract, as `/_retsu/clock` shows it.
 pub use clock::status_json as clock_status_json;
+/// `/_retsu/events`' page size when the request gives no `limit`.
+pub use history::DEFAULT_LIMIT as EVENTS_DEFAULT_LIMIT;
 
 /// Largest admin request body.
 const MAX_BODY: usize = 1024 * 1024;

@@ -22,6 +22,7 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 mod clock;
+mod events;
 mod gather;
 
 use super::forward::{Pool, HOP_BY_HOP};

@@ -9,7 +9,8 @@
 //! same way (the last name of the page before), so each shard answers the
 //! caller's page from its own names; the front sorts their union, keeps
 //! one page and makes the token for the next, as the engine would.
-//! Any shard's error is the answer, as a single server's would be.
+//! Any shard's error is the answer, as a single server's would be. The
+//! event feed and stream ask each shard from its own place (`events.rs`).
 
 use std::collections::BTreeMap;
 
@@ -22,23 +23,55 @@ use super::Front;
 use crate::protocol::Protocol;
 
 /// One shard's answer, read whole.
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
+pub(super) struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
 }
 
 impl Answer {
-    fn into_response(self) -> axum::response::Response {
+    pub(super) fn into_response(self) -> axum::response::Response {
         let mut response = axum::response::Response::new(axum::body::Body::from(self.body));
         *response.status_mut() = self.status;
         *response.headers_mut() = self.headers;
         response
     }
 
-    fn ok(&self) -> bool {
+    pub(super) fn ok(&self) -> bool {
         self.status == StatusCode::OK
     }
+}
+
+/// A shard's answer to `parts`, read whole.
+async fn read_whole(
+    front: &Front,
+    shard: i32,
+    parts: &axum::http::request::Parts,
+    body: Bytes,
+) -> Answer {
+    let answer = front.answer_from(shard, parts, body, false).await;
+    let (head, body) = answer.into_parts();
+    let body = body.collect().await.map(|b| b.to_bytes());
+    Answer {
+        status: if body.is_ok() {
+            head.status
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        },
+        headers: head.headers,
+        body: body.unwrap_or_default(),
+    }
+}
+
+/// Each shard's answer to its own request (a bodiless admin read).
+pub(super) async fn ask_each(
+    front: &Front,
+    asks: Vec<(i32, axum::http::request::Parts)>,
+) -> Vec<(i32, Answer)> {
+    let asked = asks.iter().map(|(shard, parts)| async move {
+        (*shard, read_whole(front, *shard, parts, Bytes::new()).await)
+    });
+    futures_util::future::join_all(asked).await
 }
 
 /// The SQS listings merged here.
@@ -97,23 +130,8 @@ impl Front {
 
     /// Every shard's answer to the request, by shard.
     async fn ask_all(&self, parts: &axum::http::request::Parts, body: Bytes) -> Vec<Answer> {
-        let asked = (1..=self.shard_count()).map(|shard| {
-            let body = body.clone();
-            async move {
-                let answer = self.answer_from(shard, parts, body, false).await;
-                let (head, body) = answer.into_parts();
-                let body = body.collect().await.map(|b| b.to_bytes());
-                Answer {
-                    status: if body.is_ok() {
-                        head.status
-                    } else {
-                        StatusCode::SERVICE_UNAVAILABLE
-                    },
-                    headers: head.headers,
-                    body: body.unwrap_or_default(),
-                }
-            }
-        });
+        let asked =
+            (1..=self.shard_count()).map(|shard| read_whole(self, shard, parts, body.clone()));
         futures_util::future::join_all(asked).await
     }
 
@@ -183,7 +201,8 @@ impl Front {
                 let answers = self.ask_all(parts, body).await;
                 merge_json(answers, &[])
             }
-            A::EventStream => self.streams(parts, body).await,
+            A::EventStream => self.streams(parts).await,
+            A::Events => self.events(parts).await,
             // Functions are alike in every shard.
             A::Functions => self.answer_from(HOME_SHARD, parts, body, false).await,
             A::Health
@@ -192,7 +211,6 @@ impl Front {
             | A::Inbox
             | A::SmsMessages
             | A::PlatformEndpointMessages
-            | A::Events
             | A::LambdaMappings
             | A::LambdaInvocations
             | A::Reset => {
@@ -206,40 +224,6 @@ impl Front {
                 merge_json(answers, summed)
             }
         }
-    }
-
-    /// The live event stream: every shard's, as one stream. Each shard
-    /// sends whole events, so their chunks interleave event by event.
-    async fn streams(
-        &self,
-        parts: &axum::http::request::Parts,
-        body: Bytes,
-    ) -> axum::response::Response {
-        use futures_util::StreamExt;
-        let asked = (1..=self.shard_count()).map(|shard| {
-            let body = body.clone();
-            async move { self.answer_from(shard, parts, body, false).await }
-        });
-        let mut answers = futures_util::future::join_all(asked).await;
-        if let Some(refused) = answers.iter().position(|a| !a.status().is_success()) {
-            return answers.swap_remove(refused);
-        }
-        let mut heads = Vec::new();
-        let mut bodies = Vec::new();
-        for answer in answers {
-            let (head, body) = answer.into_parts();
-            heads.push(head);
-            bodies.push(StreamExt::boxed(body.into_data_stream()));
-        }
-        let merged = futures_util::stream::select_all(bodies);
-        let mut response = axum::response::Response::new(axum::body::Body::from_stream(merged));
-        if let Some(head) = heads.into_iter().next() {
-            *response.status_mut() = head.status;
-            let mut headers = head.headers;
-            headers.remove(axum::http::header::CONTENT_LENGTH);
-            *response.headers_mut() = headers;
-        }
-        response
     }
 
     /// ListQueues or ListDeadLetterSourceQueues: each shard's page of the
