@@ -828,6 +828,74 @@ raw = true
     let _ = std::fs::remove_file(&file);
 }
 
+/// A queue the API made in another shard before the configuration file
+/// named it stays in its shard with its messages, and the holder of that
+/// shard applies the file's settings to it, as a single server applies
+/// them to a stored queue at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configuration_file_sets_a_queue_the_api_made_in_another_shard() {
+    if no_postgres() {
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("retsu-cluster-late-{}.toml", free_port()));
+    std::fs::write(&file, "[[queues]]\nname = \"anchor\"\n").unwrap();
+    let mut c = Cluster::start_with(
+        "config-late",
+        3,
+        Duration::from_secs(2),
+        &["--config", file.to_str().unwrap()],
+    )
+    .await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    let url = create_queue_via(&client(&c, 1), "late", &[("VisibilityTimeout", "30")]).await;
+    let shard = shard_of(&c, "late");
+    assert_ne!(
+        shard, 1,
+        "shard 1 holds the file's queue, so the API's goes elsewhere"
+    );
+    client(&c, 2)
+        .send_message()
+        .queue_url(&url)
+        .message_body("kept")
+        .send()
+        .await
+        .unwrap();
+    // The file now names it, with other settings; every node restarts.
+    std::fs::write(
+        &file,
+        "[[queues]]\nname = \"anchor\"\n\n[[queues]]\nname = \"late\"\nattributes = { VisibilityTimeout = 77 }\n",
+    )
+    .unwrap();
+    for i in 0..3 {
+        c.kill(i);
+    }
+    for i in 0..3 {
+        c.start_node(i);
+    }
+    wait_spread(&c, Duration::from_secs(30)).await;
+    assert_eq!(shard_of(&c, "late"), shard, "it stays in its shard");
+    for via in 0..3 {
+        let got = client(&c, via)
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        let attributes = got.attributes.unwrap();
+        assert_eq!(
+            attributes[&QueueAttributeName::VisibilityTimeout],
+            "77",
+            "via node {via}"
+        );
+        assert_eq!(
+            attributes[&QueueAttributeName::ApproximateNumberOfMessages],
+            "1"
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
     if no_postgres() {

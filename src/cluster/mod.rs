@@ -826,11 +826,16 @@ fn load_shard(
     })
 }
 
-/// The configuration file's queues and topics the home shard makes: each
-/// name is placed there unless it was placed before (a queue or topic of
-/// that name made through the API, in another shard, before the file
-/// named it), which is left as it is, with a warning.
-async fn home_plan(plan: &Arc<QueuePlan>, front: &Front) -> Result<Arc<QueuePlan>, String> {
+/// The configuration file's queues and topics that `shard` makes or sets.
+/// Each name is placed in the home shard unless it was placed before (a
+/// queue or topic of that name made through the API, in another shard,
+/// before the file named it); the holder of the shard a name is in
+/// applies the file's settings to it, as a single server does at start.
+async fn shard_plan(
+    plan: &Arc<QueuePlan>,
+    front: &Front,
+    shard: i32,
+) -> Result<Arc<QueuePlan>, String> {
     use route::{Key, Kind};
     let Some(placement) = front.placement() else {
         return Ok(plan.clone());
@@ -847,29 +852,31 @@ async fn home_plan(plan: &Arc<QueuePlan>, front: &Front) -> Result<Arc<QueuePlan
         return Ok(plan.clone());
     }
     let shards = placement.place_in(&keys, HOME_SHARD).await?;
-    let elsewhere: std::collections::HashSet<&Key> = keys
+    let here: std::collections::HashSet<&Key> = keys
         .iter()
         .zip(&shards)
-        .filter(|(_, s)| **s != HOME_SHARD)
+        .filter(|(_, s)| **s == shard)
         .map(|(k, _)| k)
         .collect();
-    if elsewhere.is_empty() {
+    if here.len() == keys.len() {
         return Ok(plan.clone());
     }
-    for (key, shard) in keys.iter().zip(&shards).filter(|(_, s)| **s != HOME_SHARD) {
-        tracing::warn!(
-            "the configuration file's {} {:?} ({}, {}) was made through the API before, in shard {shard}: that one is kept and the file's settings for it are not applied",
-            key.kind.as_str(),
-            key.name,
-            key.account,
-            key.region
-        );
+    if shard != HOME_SHARD {
+        for key in &here {
+            tracing::info!(
+                "the configuration file's {} {:?} ({}, {}) was made through the API first, in shard {shard}: the file's settings are applied to it there",
+                key.kind.as_str(),
+                key.name,
+                key.account,
+                key.region
+            );
+        }
     }
-    let mut home = (**plan).clone();
-    home.queues
-        .retain(|q| !elsewhere.contains(&Key::queue(q.key.clone())));
-    home.topics.retain(|t| !elsewhere.contains(&topic_key(t)));
-    Ok(Arc::new(home))
+    let mut mine = (**plan).clone();
+    mine.queues
+        .retain(|q| here.contains(&Key::queue(q.key.clone())));
+    mine.topics.retain(|t| here.contains(&topic_key(t)));
+    Ok(Arc::new(mine))
 }
 
 /// Loads a shard into an engine fenced at `epoch`, applies the
@@ -893,11 +900,7 @@ async fn own(
 ) -> Result<Owned, String> {
     let (mode, engine_config) = (config.durability, config.engine_config());
     let node_id = node.clone();
-    let plan = if shard == HOME_SHARD {
-        home_plan(&plan, &front).await?
-    } else {
-        plan
-    };
+    let plan = shard_plan(&plan, &front, shard).await?;
     let fence = Fence {
         shard,
         node,
@@ -919,18 +922,21 @@ async fn own(
     let base = config
         .pinned_base_url("http://", config.port)
         .unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
-    if shard == 1 {
-        plan.apply(&engine, &base)
-            .await
-            .map_err(|e| e.to_string())?;
-    }
+    // A file the home shard cannot apply stops the node, as it stops a
+    // single server; another shard's names were the API's first, so a
+    // setting that does not fit them is said and left.
+    let applied = |r: Result<(), crate::config::file::ConfigError>| match r {
+        Err(e) if shard == HOME_SHARD => Err(e.to_string()),
+        Err(e) => {
+            tracing::warn!("shard {shard}: the configuration file's settings for a name made through the API first were not applied: {e}");
+            Ok(())
+        }
+        Ok(()) => Ok(()),
+    };
+    applied(plan.apply(&engine, &base).await)?;
     let services =
         crate::server::Services::with_key_store(engine.clone(), Some(between.signing.clone()));
-    if shard == 1 {
-        plan.apply_topics(&services.sns, &base)
-            .await
-            .map_err(|e| e.to_string())?;
-    }
+    applied(plan.apply_topics(&services.sns, &base).await)?;
     engine.queues_changed();
     let inner = Config {
         host: "127.0.0.1".into(),
