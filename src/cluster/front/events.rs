@@ -10,7 +10,6 @@
 //! (everything history holds) does on a single server; a shard the cursor
 //! does not name starts from 0.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
@@ -25,7 +24,8 @@ use super::Front;
 pub(super) struct Cursor {
     /// For a shard not in `at`.
     base: u64,
-    at: BTreeMap<i32, u64>,
+    /// (shard, the last event read from it).
+    at: Vec<(i32, u64)>,
 }
 
 impl Cursor {
@@ -34,18 +34,16 @@ impl Cursor {
         if let Ok(n) = text.parse::<u64>() {
             return Ok(Cursor {
                 base: n,
-                at: BTreeMap::new(),
+                at: Vec::new(),
             });
         }
-        let mut at = BTreeMap::new();
+        let mut cursor = Cursor::default();
         for pair in text.split(',') {
             let parsed = pair
                 .split_once(':')
                 .and_then(|(s, n)| Some((s.trim().parse::<i32>().ok()?, n.trim().parse().ok()?)));
             match parsed {
-                Some((shard, n)) if shard >= 1 => {
-                    at.insert(shard, n);
-                }
+                Some((shard, n)) if shard >= 1 => cursor.set(shard, n),
                 _ => {
                     return Err(format!(
                         "since {text:?}: give an event number, or a cluster's cursor of shard:number pairs (1:120,2:45) as `next` gave it"
@@ -53,15 +51,21 @@ impl Cursor {
                 }
             }
         }
-        Ok(Cursor { base: 0, at })
+        Ok(cursor)
     }
 
     pub(super) fn of(&self, shard: i32) -> u64 {
-        self.at.get(&shard).copied().unwrap_or(self.base)
+        self.at
+            .iter()
+            .find(|(s, _)| *s == shard)
+            .map_or(self.base, |(_, n)| *n)
     }
 
     fn set(&mut self, shard: i32, seq: u64) {
-        self.at.insert(shard, seq);
+        match self.at.iter_mut().find(|(s, _)| *s == shard) {
+            Some(entry) => entry.1 = seq,
+            None => self.at.push((shard, seq)),
+        }
     }
 
     /// Every shard of `1..=shards`, named.
@@ -205,15 +209,15 @@ fn limit_of(parts: &axum::http::request::Parts) -> usize {
 }
 
 /// The shards' pages as one: events in time order (each tagged with its
-/// shard), cut at `limit`, and the cursor after the last one kept from
-/// each shard.
+/// shard; at one time, each shard's in its order), cut at `limit`, and the
+/// cursor after the last one kept from each shard.
 fn merge_feed(
     answers: Vec<(i32, Answer)>,
     mut cursor: Cursor,
     shards: i32,
     limit: usize,
 ) -> axum::response::Response {
-    let mut events: Vec<(i32, Value)> = Vec::new();
+    let mut events = Vec::new();
     let mut missed = false;
     let mut first = None;
     for (shard, answer) in answers {
@@ -225,32 +229,29 @@ fn merge_feed(
         };
         missed |= page["missed"].as_bool().unwrap_or(false);
         if let Some(list) = page["events"].as_array_mut() {
-            events.extend(list.drain(..).map(|e| (shard, e)));
+            events.extend(list.drain(..).map(|mut e| {
+                e["shard"] = shard.into();
+                e
+            }));
         }
         first.get_or_insert(answer);
     }
     let Some(first) = first else {
         return crate::admin::bad_request("no shard answered");
     };
-    let key = |(shard, e): &(i32, Value)| {
-        (
-            e["at_ms"].as_u64().unwrap_or(0),
-            *shard,
-            e["seq"].as_u64().unwrap_or(0),
-        )
+    // By time, as the other merged lists; each shard's in its own order.
+    let mut events = Value::Array(events);
+    super::gather::order_lists(&mut events);
+    let mut listed = match events {
+        Value::Array(listed) => listed,
+        _ => Vec::new(),
     };
-    events.sort_by_key(key);
-    events.truncate(limit);
-    let listed: Vec<Value> = events
-        .into_iter()
-        .map(|(shard, mut e)| {
-            if let Some(seq) = e["seq"].as_u64() {
-                cursor.set(shard, seq);
-            }
-            e["shard"] = shard.into();
-            e
-        })
-        .collect();
+    listed.truncate(limit);
+    for e in &listed {
+        if let (Some(shard), Some(seq)) = (e["shard"].as_i64(), e["seq"].as_u64()) {
+            cursor.set(shard as i32, seq);
+        }
+    }
     let body = serde_json::json!({
         "events": listed,
         "next": cursor.text(shards),

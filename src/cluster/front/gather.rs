@@ -591,7 +591,7 @@ fn merge_value(into: &mut serde_json::Value, from: serde_json::Value, summed: &[
 
 /// Lists of objects are ordered by their time, else name or ARN, as one
 /// engine lists them.
-fn order_lists(value: &mut serde_json::Value) {
+pub(super) fn order_lists(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::Array(items) => {
