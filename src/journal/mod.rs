@@ -458,12 +458,9 @@ impl Durability for Journal {
                 }
                 if self.inner.requests_commit {
                     match self.inner.try_commit() {
-                        // Settled: look again.
-                        Some(Ok(())) => continue,
-                        // Closed: nothing commits this any more.
-                        Some(Err(())) => return Err(self.inner.write_failed.clone()),
-                        // Another commit is under way; its end wakes us.
-                        None => {}
+                        writer::Tried::Settled => continue,
+                        writer::Tried::Closed => return Err(self.inner.write_failed.clone()),
+                        writer::Tried::Busy => {}
                     }
                 }
                 if status.changed().await.is_err() {

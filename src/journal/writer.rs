@@ -39,6 +39,17 @@ pub(super) struct Writer {
     clock: Arc<dyn Clock>,
 }
 
+/// What [`Inner::try_commit`] did.
+pub(super) enum Tried {
+    /// Committed (or failed to) and settled: look at the status again.
+    Settled,
+    /// Another commit is under way; its end is settled, which wakes the
+    /// caller.
+    Busy,
+    /// The journal has closed: nothing commits any more.
+    Closed,
+}
+
 /// How a commit went, for [`Inner::settle`]: the last ticket it held.
 pub(super) struct Outcome {
     ticket: u64,
@@ -127,21 +138,20 @@ impl Inner {
     }
 
     /// Commits on the calling thread if the writer is free: what a
-    /// waiting request does when requests commit. None if another commit
-    /// is under way (its end is settled, which wakes the caller).
-    pub(super) fn try_commit(&self) -> Option<Result<(), ()>> {
+    /// waiting request does when requests commit.
+    pub(super) fn try_commit(&self) -> Tried {
         let mut writer = match self.writer.try_lock() {
             Ok(writer) => writer,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
+            Err(std::sync::TryLockError::WouldBlock) => return Tried::Busy,
         };
         let Some(w) = writer.as_mut() else {
-            return Some(Err(()));
+            return Tried::Closed;
         };
         let outcome = w.commit_pending(self);
         drop(writer);
         self.settle(&outcome);
-        Some(Ok(()))
+        Tried::Settled
     }
 }
 

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::gather::{ask_each, Answer};
+use super::gather::{ask_each, merged_response, Answer};
 use super::Front;
 
 /// Where a reader is in each shard's events.
@@ -187,15 +187,11 @@ impl Front {
             });
             bodies.push(StreamExt::boxed(frames));
         }
-        let merged = futures_util::stream::select_all(bodies);
-        let mut response = axum::response::Response::new(axum::body::Body::from_stream(merged));
-        if let Some(head) = heads.into_iter().next() {
-            *response.status_mut() = head.status;
-            let mut headers = head.headers;
-            headers.remove(axum::http::header::CONTENT_LENGTH);
-            *response.headers_mut() = headers;
+        let merged = axum::body::Body::from_stream(futures_util::stream::select_all(bodies));
+        match heads.into_iter().next() {
+            Some(head) => merged_response(head.status, head.headers, merged),
+            None => axum::response::Response::new(merged),
         }
-        response
     }
 }
 
@@ -257,12 +253,7 @@ fn merge_feed(
         "next": cursor.text(shards),
         "missed": missed,
     });
-    let mut response = axum::response::Response::new(axum::body::Body::from(body.to_string()));
-    *response.status_mut() = StatusCode::OK;
-    let mut headers = first.headers;
-    headers.remove(axum::http::header::CONTENT_LENGTH);
-    *response.headers_mut() = headers;
-    response
+    merged_response(StatusCode::OK, first.headers, body.to_string().into())
 }
 
 /// One shard's SSE frame with the cluster's cursor: its `id` (a numbered

@@ -554,10 +554,19 @@ fn merge_json(answers: Vec<Answer>, summed: &[&str]) -> axum::response::Response
     }
     fold_scopes(&mut merged);
     order_lists(&mut merged);
-    let mut response = axum::response::Response::new(axum::body::Body::from(merged.to_string()));
-    *response.status_mut() = first.status;
-    let mut headers = first.headers;
+    merged_response(first.status, first.headers, merged.to_string().into())
+}
+
+/// A merged answer: `body` with a shard's status and headers (its length
+/// was its own).
+pub(super) fn merged_response(
+    status: StatusCode,
+    mut headers: HeaderMap,
+    body: axum::body::Body,
+) -> axum::response::Response {
     headers.remove(axum::http::header::CONTENT_LENGTH);
+    let mut response = axum::response::Response::new(body);
+    *response.status_mut() = status;
     *response.headers_mut() = headers;
     response
 }
