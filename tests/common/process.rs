@@ -6,10 +6,11 @@
 //! These run on the wall clock; the only real waits are for the process to
 //! start listening and to exit.
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::Client;
@@ -18,13 +19,53 @@ use super::sdk_client;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retsu");
 
-/// A loopback port nobody listens on (the OS's choice, released at once).
+/// A loopback port nobody listens on (the OS's choice, released at once),
+/// never one this test binary handed out before: tests run side by side,
+/// and two of them given the same port would start servers that race for
+/// it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if GIVEN.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
+}
+
+/// Whether process `pid` holds the socket listening on `port`: the
+/// socket's inode, from the kernel's TCP tables, among the process's open
+/// descriptors. `None` where there is no /proc to read.
+fn holds_listener(pid: u32, port: u16) -> Option<bool> {
+    let mut sockets = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local_port = fields
+                .get(1)
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| u16::from_str_radix(p, 16).ok());
+            // State 0A is LISTEN; the tenth field is the socket's inode.
+            if local_port == Some(port) && fields.get(3) == Some(&"0A") {
+                if let Some(inode) = fields.get(9) {
+                    sockets.push(format!("socket:[{inode}]"));
+                }
+            }
+        }
+    }
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .map(|target| sockets.iter().any(|s| target.as_os_str() == s.as_str()))
+            .unwrap_or(false)
+    }))
 }
 
 /// `retsu` with no RETSU_* variable from the test's environment, so a
@@ -74,7 +115,13 @@ impl Running {
         });
         let mut running = Running { child, port, lines };
         let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // Ready when this child holds the port: a connection alone could
+        // reach another test's server that took the port first.
+        let ours = |running: &Running| match holds_listener(running.child.id(), port) {
+            Some(held) => held && TcpStream::connect(("127.0.0.1", port)).is_ok(),
+            None => TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        };
+        while !ours(&running) {
             if let Some(status) = running.child.try_wait().unwrap() {
                 let rest: Vec<String> = running.lines.try_iter().collect();
                 panic!("retsu exited early: {status}\n{}", rest.join("\n"));
