@@ -356,3 +356,69 @@ async fn a_state_change_for_a_missing_row_writes_it_whole() {
         "2"
     );
 }
+
+/// A commit is retried when it failed, and may have landed before its
+/// answer was lost: the retry writes new rows over the ones it finds.
+/// A first try does not expect them (a plain insert is cheaper for
+/// PostgreSQL). Here a row stands at the slot the next send takes, as if
+/// an earlier try of it had landed (its receive count made up): that send
+/// is answered 503, the retry gives the row the message's state, and
+/// changes are served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_commit_writes_over_rows_an_earlier_try_left() {
+    if no_postgres() {
+        return;
+    }
+    let url = pg::fresh_database("retried");
+    let s = start(&url, &[]);
+    let c = s.client("us-east-1");
+    let q = create_queue_via(&c, "q", &[]).await;
+    send(&c, &q, "first").await.unwrap();
+    let placed = pg::with_client(&url, |c| {
+        c.execute(
+            "INSERT INTO retsu.messages
+             SELECT queue_uid, c.next_slot, message_id, 'second', body_md5,
+                    attributes, trace_header, sender_id, sent_ms, enqueued_ms,
+                    first_receive_ms, 7, group_id, dedup_id, sequence_number,
+                    dead_letter_source_arn, state, until_ms, nonce, received_ms,
+                    visible_since, ord
+             FROM retsu.messages JOIN retsu.counters c USING (queue_uid)",
+            &[],
+        )
+        .unwrap()
+    });
+    assert_eq!(placed, 1);
+
+    let second = send(&c, &q, "second").await;
+    assert_eq!(second, Err(("ServiceUnavailable".into(), 503)));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match send(&c, &q, "after").await {
+            Ok(()) => break,
+            Err(e) => {
+                assert_eq!(e, ("ServiceUnavailable".into(), 503));
+                assert!(Instant::now() < deadline, "no recovery within 30 s");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    let counts = pg::with_client(&url, |c| {
+        c.query(
+            "SELECT body, receive_count FROM retsu.messages ORDER BY slot",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1)))
+        .collect::<Vec<_>>()
+    });
+    let want: Vec<(String, i64)> = ["first", "second", "after"]
+        .iter()
+        .map(|b| (b.to_string(), 0))
+        .collect();
+    assert_eq!(counts, want);
+    drop(s);
+    let s = start(&url, &[]);
+    let c = s.client("us-east-1");
+    assert_eq!(bodies(&c, &q).await, ["after", "first", "second"]);
+}

@@ -32,9 +32,10 @@ const UPDATE: &str = "UPDATE retsu.messages m SET first_receive_ms = u.first_rec
      WHERE m.queue_uid = u.queue_uid AND m.slot = u.slot
      RETURNING m.queue_uid, m.slot";
 
-/// Whole rows; a row already there (a retried commit that had in fact
-/// landed) takes the newer state.
-const INSERT: &str = "INSERT INTO retsu.messages (queue_uid, slot, message_id, body, body_md5,
+/// Whole rows, as a first try writes them: they cannot be there yet.
+macro_rules! insert_rows {
+    () => {
+        "INSERT INTO retsu.messages (queue_uid, slot, message_id, body, body_md5,
         attributes, trace_header, sender_id, sent_ms, enqueued_ms, first_receive_ms,
         receive_count, group_id, dedup_id, sequence_number, dead_letter_source_arn, state,
         until_ms, nonce, received_ms, visible_since, ord)
@@ -45,12 +46,25 @@ const INSERT: &str = "INSERT INTO retsu.messages (queue_uid, slot, message_id, b
         $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::bigint[],
         $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[])
         AS r(q, s, id, b, md5, a, th, snd, sent, enq, frm, rc, g, dd, seq, src, st, un, n, rcv,
-             vis, o)
+             vis, o)"
+    };
+}
+
+/// A first try's rows. An insert that may conflict costs PostgreSQL an
+/// index probe and a second WAL record per row.
+const INSERT_NEW: &str = insert_rows!();
+
+/// Whole rows where they may be there already (a retried commit that had
+/// in fact landed): such a row takes the newer state.
+const INSERT: &str = concat!(
+    insert_rows!(),
+    "
      ON CONFLICT (queue_uid, slot) DO UPDATE SET first_receive_ms = excluded.first_receive_ms,
         receive_count = excluded.receive_count, state = excluded.state,
         until_ms = excluded.until_ms, nonce = excluded.nonce,
         received_ms = excluded.received_ms, visible_since = excluded.visible_since,
-        ord = excluded.ord";
+        ord = excluded.ord"
+);
 
 const DELETE: &str = "DELETE FROM retsu.messages m
      USING unnest($1::bigint[], $2::bigint[]) AS d(q, s)
@@ -197,6 +211,7 @@ pub(super) async fn commit(
     fence: Option<(&str, i64)>,
     floors: &mut HashMap<u64, u128>,
     prepared: &mut Prepared,
+    retried: bool,
 ) -> Result<(), Error> {
     let mut deletes = (Vec::new(), Vec::new());
     let mut updates: Vec<(u64, u64, &StoredMessage)> = Vec::new();
@@ -272,7 +287,7 @@ pub(super) async fn commit(
         ),
         (ROW_FENCE, fence_args),
     ];
-    let mut parts = 0u8;
+    let mut parts = if retried { ROW_RETRIED } else { 0 };
     let mut row_params: Params<'_> = Vec::new();
     for (bit, part) in given {
         if let Some(part) = part {
@@ -330,9 +345,9 @@ pub(super) async fn commit(
         steps.push((PRUNE_OUTBOX, vec![&shard]));
     }
 
-    let rows = match parts {
+    let rows = match parts & !ROW_RETRIED {
         0 => None,
-        parts => Some(prepared.rows(client, parts).await?),
+        _ => Some(prepared.rows(client, parts).await?),
     };
     // The rows' one-row answer: the fence's check, the keys updated.
     let answer = if steps.is_empty() {
@@ -436,6 +451,9 @@ const ROW_INSERT: u8 = 4;
 const ROW_DEDUP: u8 = 8;
 const ROW_COUNTERS: u8 = 16;
 const ROW_FENCE: u8 = 32;
+/// Not a part: the batch was tried before and may have landed, so its new
+/// rows may be there already.
+const ROW_RETRIED: u8 = 64;
 
 /// One statement for a batch of message rows: each part a writable CTE
 /// (PostgreSQL runs every one to completion whether or not it is read;
@@ -444,16 +462,20 @@ const ROW_FENCE: u8 = 32;
 /// the whole statement when the lease is gone, then the keys the update
 /// found. Each part's `$n` are renumbered after the parts before it.
 fn rows_statement(parts: u8) -> String {
-    const CTES: [(u8, &str, &str, usize); 5] = [
+    let insert = match parts & ROW_RETRIED {
+        0 => INSERT_NEW,
+        _ => INSERT,
+    };
+    let ctes_of: [(u8, &str, &str, usize); 5] = [
         (ROW_DELETE, "gone", DELETE, 2),
         (ROW_UPDATE, "changed", UPDATE, 10),
-        (ROW_INSERT, "added", INSERT, 22),
+        (ROW_INSERT, "added", insert, 22),
         (ROW_DEDUP, "dedup", DEDUP, 6),
         (ROW_COUNTERS, "raised", COUNTERS, 4),
     ];
     let mut ctes = Vec::new();
     let mut given = 0;
-    for (bit, name, sql, count) in CTES {
+    for (bit, name, sql, count) in ctes_of {
         if parts & bit != 0 {
             ctes.push(format!("{name} AS ({})", renumbered(sql, given)));
             given += count;
@@ -881,6 +903,12 @@ mod tests {
             assert_eq!(parameters(&sql), want, "{sql}");
             assert_eq!(sql.contains("retsu.fence("), parts & ROW_FENCE != 0);
             assert_eq!(sql.contains("FROM changed"), parts & ROW_UPDATE != 0);
+            // New rows expect a conflict only on a retry.
+            let retried = rows_statement(parts | ROW_RETRIED);
+            assert_eq!(parameters(&retried), want);
+            let upserts = |sql: &str| sql.contains("ON CONFLICT (queue_uid, slot)");
+            assert!(!upserts(&sql));
+            assert_eq!(upserts(&retried), parts & ROW_INSERT != 0);
             // The fence's arguments are the last three.
             if parts & ROW_FENCE != 0 {
                 let at = sql.find("retsu.fence(").unwrap();

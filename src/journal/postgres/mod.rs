@@ -110,6 +110,9 @@ pub(super) struct Postgres {
     prepared: commit::Prepared,
     /// A cluster node's lease, checked by every commit.
     fence: Option<Fence>,
+    /// The last commit failed: the next carries its batch, which may have
+    /// landed.
+    retrying: bool,
 }
 
 /// Connects, takes the database's lock, and checks (or creates) the
@@ -154,6 +157,7 @@ pub(super) fn open(
         floors: HashMap::new(),
         prepared: commit::Prepared::default(),
         fence,
+        retrying: false,
     };
     Ok((Box::new(backend), secret))
 }
@@ -296,7 +300,9 @@ impl Backend for Postgres {
             fence,
             &mut self.floors,
             &mut self.prepared,
+            self.retrying,
         ));
+        self.retrying = result.is_err();
         if let (Err(e), Some(fence)) = (&result, &self.fence) {
             if e.code().is_some_and(|c| c.code() == FENCED) {
                 (fence.fenced)(describe(e));
