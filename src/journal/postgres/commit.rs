@@ -203,7 +203,8 @@ type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
 /// Writes a batch in one transaction. `floors`: the deduplication floors
 /// already applied to the `dedup` table; updated once the commit holds.
-/// `fence`: a cluster node's (id, epoch), checked first.
+/// `fence`: a cluster node's (id, epoch), checked first. `retried`: the
+/// batch failed before and may have landed then.
 pub(super) async fn commit(
     client: &Client,
     batch: &Batch,
