@@ -241,6 +241,22 @@ async fn send(c: &Client, url: &str, body: &str) -> Result<(), (String, u16)> {
         .map_err(|e| code(&e))
 }
 
+/// Sends `body` again and again while the server answers 503 (as SDKs
+/// retry), until one is answered: a server that recovers by itself.
+async fn send_once_served(c: &Client, url: &str, body: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match send(c, url, body).await {
+            Ok(()) => return,
+            Err(e) => {
+                assert_eq!(e, ("ServiceUnavailable".into(), 503));
+                assert!(Instant::now() < deadline, "no recovery within 30 s");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
 /// The database goes away under a running server: the send whose commit
 /// fails and every change after it answer ServiceUnavailable (503, which
 /// SDKs retry), reads are served, nothing is lost; once the database is
@@ -283,17 +299,7 @@ async fn losing_the_database_refuses_changes_with_503_then_recovers_by_itself() 
 
     proxy.restore();
     // The server finds the database again by itself (it retries).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match send(&c, &q, "after").await {
-            Ok(()) => break,
-            Err(e) => {
-                assert_eq!(e, ("ServiceUnavailable".into(), 503));
-                assert!(Instant::now() < deadline, "no recovery within 30 s");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
-    }
+    send_once_served(&c, &q, "after").await;
     s.line_with("reconnected to PostgreSQL");
 
     // kill -9: what was answered (and what ran before the failed commit,
@@ -391,17 +397,7 @@ async fn a_retried_commit_writes_over_rows_an_earlier_try_left() {
 
     let second = send(&c, &q, "second").await;
     assert_eq!(second, Err(("ServiceUnavailable".into(), 503)));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match send(&c, &q, "after").await {
-            Ok(()) => break,
-            Err(e) => {
-                assert_eq!(e, ("ServiceUnavailable".into(), 503));
-                assert!(Instant::now() < deadline, "no recovery within 30 s");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
-    }
+    send_once_served(&c, &q, "after").await;
     let counts = pg::with_client(&url, |c| {
         c.query(
             "SELECT body, receive_count FROM retsu.messages ORDER BY slot",
