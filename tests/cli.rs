@@ -9,7 +9,7 @@ mod common;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::process::{free_port, retsu, Running};
+use common::process::{free_port, retsu, Running, IN_USE};
 use common::{create_queue_via, send_via};
 
 /// Starts the binary with `RETSU_PORT` (so the environment variable is
@@ -152,4 +152,20 @@ async fn flags_set_the_region_and_account() {
         body.contains("<Value>arn:aws:sqs:eu-central-1:123456789012:flags</Value>"),
         "{body}"
     );
+}
+
+/// A port another socket holds stops the server at start, saying so in
+/// the operating system's words: what the test harness looks for before
+/// it starts a server again on another port.
+#[test]
+fn a_taken_port_stops_the_server_and_says_so() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let mut c = retsu();
+    c.args(["--port", &port.to_string()]);
+    let e = Running::try_start(c, port)
+        .err()
+        .expect("the server cannot listen on a taken port");
+    assert!(e.contains(IN_USE), "{e}");
+    assert!(e.contains(&port.to_string()), "{e}");
 }

@@ -170,10 +170,11 @@ async fn start(dir: &TempDir, extra: &[&str]) -> Running {
 }
 
 async fn start_with(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Running {
-    let port = free_port();
-    let mut command = command(dir, port, extra);
-    command.envs(env.iter().copied());
-    Running(process::Running::start(command, port))
+    Running(process::Running::start_on_free_port(|port| {
+        let mut command = command(dir, port, extra);
+        command.envs(env.iter().copied());
+        command
+    }))
 }
 
 const FROZEN: &[&str] = &["--clock", "frozen", "--clock-start", START];

@@ -212,11 +212,12 @@ async fn an_older_format_is_migrated_with_its_queues() {
 }
 
 fn start(url: &str, extra: &[&str]) -> Running {
-    let port = free_port();
-    let mut c = process::retsu();
-    c.args(["--port", &port.to_string(), "--store", url])
-        .args(extra);
-    Running::start(c, port)
+    Running::start_on_free_port(|port| {
+        let mut c = process::retsu();
+        c.args(["--port", &port.to_string(), "--store", url])
+            .args(extra);
+        c
+    })
 }
 
 /// A failed call's error code and HTTP status.

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::pg;
-use super::process::{free_port, retsu, Running};
+use super::process::{free_port, retsu, Running, IN_USE};
 use super::proxy::Proxy;
 
 pub const SECRET: &str = "a-test-cluster-secret";
@@ -26,6 +26,8 @@ pub struct Node {
     /// The node's way to PostgreSQL.
     pub proxy: Proxy,
     pub process: Option<Running>,
+    /// Started at least once: its address is known.
+    started: bool,
 }
 
 impl Node {
@@ -64,6 +66,7 @@ impl Cluster {
                 port: free_port(),
                 proxy: Proxy::to(target).await,
                 process: None,
+                started: false,
             });
         }
         let args = args.iter().map(|a| a.to_string()).collect();
@@ -139,11 +142,32 @@ impl Cluster {
         c
     }
 
-    /// Starts node `i` (again), waiting until it listens.
+    /// Starts node `i` (again), waiting until it listens. Its port was
+    /// chosen free, but another socket on the machine may take it before
+    /// the node binds it: a node never started moves to another port, a
+    /// restarted one (whose address the test may hold) waits for its own.
     pub fn start_node(&mut self, i: usize) {
-        let c = self.command(i);
-        let port = self.nodes[i].port;
-        self.nodes[i].process = Some(Running::start(c, port));
+        let first = !self.nodes[i].started;
+        let mut tries = 0;
+        loop {
+            let port = self.nodes[i].port;
+            match Running::try_start(self.command(i), port) {
+                Ok(running) => {
+                    self.nodes[i].process = Some(running);
+                    self.nodes[i].started = true;
+                    return;
+                }
+                Err(e) if e.contains(IN_USE) && tries < 25 => {
+                    tries += 1;
+                    if first {
+                        self.nodes[i].port = free_port();
+                    } else {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
     }
 
     /// `kill -9` of node `i`.

@@ -18,6 +18,8 @@ use aws_sdk_sqs::Client;
 use super::sdk_client;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retsu");
+/// How a server that could not bind its port says so (the OS's words).
+pub const IN_USE: &str = "Address already in use";
 
 /// A loopback port nobody listens on (the OS's choice, released at once),
 /// never one this test binary handed out before: tests run side by side,
@@ -98,7 +100,30 @@ impl Drop for Running {
 impl Running {
     /// Spawns `command`, which must make the server listen on `port`, and
     /// waits (real time, bounded) until it accepts connections.
-    pub fn start(mut command: Command, port: u16) -> Running {
+    pub fn start(command: Command, port: u16) -> Running {
+        Running::try_start(command, port).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// As `start`, with a port of its own: `make` builds the command for a
+    /// port, and a server that found its port taken before it could bind
+    /// it (another socket on the machine may take a released port) is
+    /// started again on another.
+    pub fn start_on_free_port(mut make: impl FnMut(u16) -> Command) -> Running {
+        let mut taken = Vec::new();
+        for _ in 0..5 {
+            let port = free_port();
+            match Running::try_start(make(port), port) {
+                Ok(running) => return running,
+                Err(e) if e.contains(IN_USE) => taken.push(port),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        panic!("every port tried was taken before the server bound it: {taken:?}")
+    }
+
+    /// As `start`, with an early exit as the error (its status and what it
+    /// wrote to stderr).
+    pub fn try_start(mut command: Command, port: u16) -> Result<Running, String> {
         let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -123,13 +148,17 @@ impl Running {
         };
         while !ours(&running) {
             if let Some(status) = running.child.try_wait().unwrap() {
-                let rest: Vec<String> = running.lines.try_iter().collect();
-                panic!("retsu exited early: {status}\n{}", rest.join("\n"));
+                // Everything it wrote: the reader ends with the pipe.
+                let mut rest = Vec::new();
+                while let Ok(line) = running.lines.recv_timeout(Duration::from_secs(2)) {
+                    rest.push(line);
+                }
+                return Err(format!("retsu exited early: {status}\n{}", rest.join("\n")));
             }
             assert!(start.elapsed() < Duration::from_secs(20), "did not listen");
             std::thread::sleep(Duration::from_millis(20));
         }
-        running
+        Ok(running)
     }
 
     /// The first stderr line containing `needle` (real time, bounded).
