@@ -61,9 +61,10 @@ pub enum ClusterAction {
     Drain { node: String },
     /// Let a drained node hold the lease again.
     Undrain { node: String },
-    /// Move a queue (by URL, ARN or name) to a node: the shard holding
-    /// it, with every queue and topic in it, is handed over at once and
-    /// stays on that node while it is live and not drained.
+    /// Move a queue (by URL, ARN or name) to a node, alone: it goes into a
+    /// shard of its own, handed over at once, which stays on that node
+    /// while it is live and not drained. With --topic, the shard holding
+    /// the topic moves, with everything in it.
     Move {
         queue: String,
         node: String,
@@ -469,8 +470,23 @@ fn render_cluster(v: &Value) -> String {
             format!("shard {} moved to {to}: {state}\n", text(&s["shard"]))
         })
         .collect();
+    // A queue moved alone (`retsu cluster move`).
+    let queue = match &v["moved"] {
+        m if m.is_object() && m["done"].as_bool() == Some(true) => format!(
+            "queue {} moved to {} in shard {}\n",
+            text(&m["queue"]),
+            text(&m["node"]),
+            text(&m["shard"])
+        ),
+        m if m.is_object() => format!(
+            "queue {} asked to move to {}: not moved yet (its shard's holder moves it once no message move task runs out of it)\n",
+            text(&m["queue"]),
+            text(&m["node"])
+        ),
+        _ => String::new(),
+    };
     format!(
-        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}{moved}",
+        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}{queue}{moved}",
         text(&v["node"]),
         table(
             &["NODE", "URL", "HEARTBEAT", "STATE", "SHARDS", "OWNS"],

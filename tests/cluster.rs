@@ -897,7 +897,7 @@ async fn the_configuration_file_sets_a_queue_the_api_made_in_another_shard() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
+async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
     if no_postgres() {
         return;
     }
@@ -906,6 +906,7 @@ async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
     let c = Cluster::start("move", 3, long).await;
     wait_spread(&c, Duration::from_secs(20)).await;
     let q = create_queue_via(&client(&c, 0), "moving", &[]).await;
+    let fifo = create_queue_via(&client(&c, 1), "moving.fifo", &[("FifoQueue", "true")]).await;
     for body in ["a", "b"] {
         client(&c, 1)
             .send_message()
@@ -923,7 +924,37 @@ async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
         .await
         .unwrap();
     assert_eq!(took.messages().len(), 1);
+    let receipt = took.messages()[0].receipt_handle().unwrap().to_string();
+    let send_fifo = |via: usize| {
+        client(&c, via)
+            .send_message()
+            .queue_url(&fifo)
+            .message_body("once")
+            .message_group_id("g")
+            .message_deduplication_id("d1")
+            .send()
+    };
+    let first_id = send_fifo(2).await.unwrap().message_id().unwrap().to_string();
     let shard = shard_of(&c, "moving");
+    // A queue that shares the moving queue's shard (names go to the
+    // shard with the fewest, so some of nine do).
+    let mut neighbour = None;
+    for i in 0..9 {
+        let name = format!("staying-{i}");
+        let url = create_queue_via(&client(&c, i % 3), &name, &[]).await;
+        if shard_of(&c, &name) == shard {
+            neighbour = Some(url);
+            break;
+        }
+    }
+    let neighbour = neighbour.expect("a queue in the moving queue's shard");
+    client(&c, 0)
+        .send_message()
+        .queue_url(&neighbour)
+        .message_body("stays")
+        .send()
+        .await
+        .unwrap();
     let from = server_of(&c, shard).await;
     let to = other(from);
 
@@ -944,26 +975,82 @@ async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
         "{shown}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Its own shard now, moved to the node asked for; its old shard keeps
+    // the neighbour, on the same node.
+    let moved = shard_of(&c, "moving");
+    assert_ne!(moved, shard);
     assert!(
-        shown.contains(&format!("shard {shard} moved to {}", c.nodes[to].id)),
+        shown.contains(&format!(
+            "queue moving moved to {} in shard {moved}",
+            c.nodes[to].id
+        )),
         "{shown}"
     );
     let asked = Instant::now();
-    while serving(&c, shard).await != Some(to) {
+    while serving(&c, moved).await != Some(to) {
         assert!(
             asked.elapsed() < long / 3,
-            "shard {shard} did not move to node {to}"
+            "shard {moved} did not move to node {to}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // The state came with it: one message waiting, one in flight.
-    assert_eq!(in_flight(&client(&c, from), &q).await, "1");
+    assert_eq!(shard_of(&c, &neighbour_name(&neighbour)), shard);
+    assert_eq!(server_of(&c, shard).await, from);
+    // The state came with it, through every node: one message waiting,
+    // one in flight whose receipt still deletes it.
+    for via in 0..3 {
+        assert_eq!(in_flight(&client(&c, via), &q).await, "1", "via {via}");
+    }
+    client(&c, from)
+        .delete_message()
+        .queue_url(&q)
+        .receipt_handle(&receipt)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_flight(&client(&c, to), &q).await, "0");
     assert_eq!(bodies(&client(&c, from), &q).await.len(), 1);
-    // The shards spread again around the moved one, which stays.
+    // The neighbour was not moved and lost nothing.
+    assert_eq!(bodies(&client(&c, to), &neighbour).await, vec!["stays"]);
+
+    // A FIFO queue: its deduplication window moves with it.
+    let out = process::retsu()
+        .args([
+            "cluster",
+            "move",
+            "moving.fifo",
+            &c.nodes[from].id,
+            "--endpoint",
+            &c.nodes[to].endpoint(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fifo_shard = shard_of(&c, "moving.fifo");
+    let asked = Instant::now();
+    while serving(&c, fifo_shard).await != Some(from) {
+        assert!(asked.elapsed() < long / 3, "shard {fifo_shard} did not move");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for via in 0..3 {
+        let again = send_fifo(via).await.unwrap();
+        assert_eq!(again.message_id(), Some(first_id.as_str()), "via {via}");
+    }
+    assert_eq!(bodies(&client(&c, 2), &fifo).await, vec!["once"]);
+    // Every queue listed once, from every node.
+    for via in 0..3 {
+        let listed = client(&c, via).list_queues().send().await.unwrap();
+        let mut urls = listed.queue_urls().to_vec();
+        urls.sort();
+        urls.dedup();
+        assert_eq!(urls.len(), listed.queue_urls().len(), "via {via}");
+        assert!(urls.iter().any(|u| u.ends_with("/moving")), "via {via}: {urls:?}");
+    }
+    // The shards spread again around the moved ones, which stay.
     wait_spread(&c, Duration::from_secs(20)).await;
-    assert_eq!(server_of(&c, shard).await, to);
+    assert_eq!(server_of(&c, moved).await, to);
     let v = c.view(from).await.unwrap();
-    let row = &v["shards"][(shard - 1) as usize];
+    let row = &v["shards"][(moved - 1) as usize];
     assert_eq!(row["moved_to"], c.nodes[to].id.as_str(), "{v}");
 
     // A topic by its ARN, through the API.
@@ -983,13 +1070,17 @@ async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
         serde_json::json!({"topic": topic, "node": c.nodes[from].id}),
     )
     .await;
-    let moved: Vec<&serde_json::Value> = v["shards"]
-        .as_array()
+    let topic_shard: i64 = pg::with_client(&c.url, |pg| {
+        pg.query_one(
+            "SELECT shard FROM retsu.placement WHERE kind = 'topic' AND name = 'moving-topic'",
+            &[],
+        )
         .unwrap()
-        .iter()
-        .filter(|s| s["moved_to"] == c.nodes[from].id.as_str())
-        .collect();
-    assert_eq!(moved.len(), 1, "{v}");
+        .get::<_, i32>(0)
+    })
+    .into();
+    let row = &v["shards"][(topic_shard - 1) as usize];
+    assert_eq!(row["moved_to"], c.nodes[from].id.as_str(), "{v}");
 
     // Refused, with nothing moved.
     let raw = reqwest::Client::new();
@@ -1040,7 +1131,12 @@ async fn a_queue_moved_to_a_node_goes_there_at_once_and_stays() {
         .await
         .unwrap();
     assert_eq!(r.status(), 409);
-    assert_eq!(server_of(&c, shard).await, to);
+    assert_eq!(server_of(&c, moved).await, to);
+}
+
+/// A queue's name from its URL.
+fn neighbour_name(url: &str) -> String {
+    url.rsplit('/').next().unwrap().to_string()
 }
 
 /// Waits until every running node serves some of the shards and the
@@ -1049,12 +1145,16 @@ async fn wait_spread(c: &Cluster, within: Duration) {
     let deadline = Instant::now() + within;
     loop {
         let mut served = Vec::new();
+        let mut count = 0;
         for (i, node) in c.nodes.iter().enumerate() {
             if node.process.is_none() {
                 continue;
             }
             let shards = match c.view(i).await {
-                Some(v) => v["serving_shards"].as_array().map_or(0, Vec::len),
+                Some(v) => {
+                    count = count.max(v["shards"].as_array().map_or(0, Vec::len));
+                    v["serving_shards"].as_array().map_or(0, Vec::len)
+                }
                 None => 0,
             };
             served.push(shards);
@@ -1062,7 +1162,7 @@ async fn wait_spread(c: &Cluster, within: Duration) {
         let total: usize = served.iter().sum();
         let most = served.iter().max().copied().unwrap_or(0);
         let least = served.iter().min().copied().unwrap_or(0);
-        if least > 0 && most - least <= 1 && total == 8 {
+        if least > 0 && most - least <= 1 && total == count {
             return;
         }
         if Instant::now() >= deadline {

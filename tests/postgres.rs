@@ -171,14 +171,15 @@ async fn an_older_format_is_migrated_with_its_queues() {
         let wanted: i64 = c
             .query_one(
                 "SELECT count(*) FROM information_schema.columns
-                 WHERE table_schema = 'retsu' AND table_name = 'lease' AND column_name = 'wanted'",
+                 WHERE table_schema = 'retsu' AND column_name = 'wanted'
+                    AND table_name IN ('lease', 'placement')",
                 &[],
             )
             .unwrap()
             .get(0);
         (format, columns, clock + wanted)
     });
-    assert_eq!((format.as_str(), columns, clock), ("5", 1, 2));
+    assert_eq!((format.as_str(), columns, clock), ("6", 1, 3));
     let (queues, placed, shards): (i64, Vec<String>, i64) = pg::with_client(&url, |c| {
         let queues = c
             .query_one("SELECT count(*) FROM retsu.queues WHERE shard = 1", &[])

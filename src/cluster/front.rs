@@ -46,6 +46,9 @@ pub const FORWARDED_HTTPS: HeaderName = HeaderName::from_static("x-retsu-forward
 const NOT_HERE: HeaderName = HeaderName::from_static("x-retsu-not-here");
 /// On a request passed on to another node: the shard that answers it.
 const SHARD: HeaderName = HeaderName::from_static("x-retsu-shard");
+/// On a node's 503 to a forwarded request for a queue that moved out of
+/// the shard it was sent to: nothing was done; the sender routes it again.
+const MOVED: HeaderName = HeaderName::from_static("x-retsu-moved");
 
 /// A retriable `ServiceUnavailable` in the protocol the request speaks.
 fn unavailable(headers: &HeaderMap, why: &str) -> axum::response::Response {
@@ -124,6 +127,12 @@ pub struct Front {
     lease: std::time::Duration,
     /// Woken at every read of the leases and whenever a shard is served here.
     viewed: tokio::sync::Notify,
+    /// Queue moves as last read (`View::moves`).
+    moves: std::sync::atomic::AtomicI64,
+    /// Until then (nanoseconds after `base`), a request passed on for a
+    /// shard held here is checked to be for a name still in it: a queue
+    /// moved, and other nodes may have routed on an older read.
+    recheck_until: AtomicU64,
 }
 
 impl Front {
@@ -176,6 +185,8 @@ impl Front {
             handovers: std::sync::OnceLock::new(),
             lease: std::time::Duration::from_millis(config.lease_ms),
             viewed: tokio::sync::Notify::new(),
+            moves: std::sync::atomic::AtomicI64::new(-1),
+            recheck_until: AtomicU64::new(0),
         })
     }
 
@@ -255,7 +266,25 @@ impl Front {
         *self.rows.lock().await = Some(rows);
     }
 
+    /// A queue moved (this node moved it, or the rows say one did): names
+    /// are read again, and requests passed on here are checked for a lease.
+    pub fn queues_moved(&self) {
+        if let Some(p) = &self.placement {
+            p.forget();
+        }
+        let until = (self.base.elapsed() + self.lease).as_nanos() as u64;
+        self.recheck_until.fetch_max(until, Ordering::AcqRel);
+    }
+
+    fn rechecking(&self) -> bool {
+        (self.base.elapsed().as_nanos() as u64) < self.recheck_until.load(Ordering::Acquire)
+    }
+
     pub fn set_view(&self, view: View) {
+        let before = self.moves.swap(view.moves, Ordering::AcqRel);
+        if before >= 0 && before != view.moves {
+            self.queues_moved();
+        }
         let at: HashMap<i32, String> = view
             .leases
             .iter()
@@ -406,11 +435,43 @@ impl Front {
             .then(|| parts.headers.get(SHARD)?.to_str().ok()?.parse::<i32>().ok())
             .flatten();
         let target = match named {
+            Some(shard) if self.rechecking() => match self.target_of(&mut parts, &body).await {
+                // Routed on an older read of where its queue is.
+                Ok(Target::Shard(now)) if now != shard && self.local(now).is_none() => {
+                    let mut answer = unavailable(
+                        &parts.headers,
+                        "The queue moved to another node. Please retry.",
+                    );
+                    let headers = answer.headers_mut();
+                    headers.insert(NOT_HERE, HeaderValue::from_static("1"));
+                    headers.insert(MOVED, HeaderValue::from_static("1"));
+                    return answer;
+                }
+                Ok(Target::Shard(now)) => Ok(Target::Shard(now)),
+                _ => Ok(Target::Shard(shard)),
+            },
             Some(shard) => Ok(Target::Shard(shard)),
             None => self.target_of(&mut parts, &body).await,
         };
         match target {
-            Ok(Target::Shard(shard)) => self.answer_from(shard, &parts, body, forwarded).await,
+            Ok(Target::Shard(shard)) if forwarded => {
+                self.answer_from(shard, &parts, body, true).await
+            }
+            Ok(Target::Shard(shard)) => {
+                let answer = self.answer_from(shard, &parts, body.clone(), false).await;
+                if !answer.headers().contains_key(MOVED) {
+                    return answer;
+                }
+                // Sent where the queue was: where it is now is read again.
+                self.queues_moved();
+                let mut answer = match self.target_of(&mut parts, &body).await {
+                    Ok(Target::Shard(shard)) => self.answer_from(shard, &parts, body, false).await,
+                    _ => answer,
+                };
+                answer.headers_mut().remove(MOVED);
+                answer.headers_mut().remove(NOT_HERE);
+                answer
+            }
             Ok(Target::Gather(what)) => self.gather(what, &parts, body).await,
             Err(e) => {
                 tracing::warn!("cannot read where a name is placed: {e}");
@@ -479,6 +540,8 @@ impl Front {
             };
             let answer = self.forward(&authority, shard, parts, body.clone()).await;
             match answer {
+                // The caller routes it again.
+                Some(answer) if answer.headers().contains_key(MOVED) => return answer,
                 Some(answer) if answer.headers().contains_key(NOT_HERE) => {
                     if self.wait_for_view(deadline).await {
                         continue;
@@ -761,13 +824,14 @@ impl Front {
     }
 
     /// `POST /_retsu/cluster/move` with `{"queue": "<URL, ARN or name>",
-    /// "node": "<id>"}` (or `"topic": "<ARN or name>"`): the shard holding
-    /// the queue or topic, and so every queue and topic in it, goes to that
-    /// node, which keeps it while it is live and not drained (another move
-    /// sends it elsewhere). Its holder hands it over at once; the new holder
+    /// "node": "<id>"}`: the queue alone goes to that node, in a shard of
+    /// its own (`queue_move.rs`), which the node keeps while it is live and
+    /// not drained (another move sends it elsewhere). With `"topic": "<ARN
+    /// or name>"`, the shard holding the topic, and so everything in it,
+    /// goes there. The holder hands the shard over at once; the new holder
     /// loads it as after a failover, from the shard's last commit. Answers
-    /// with the cluster's view once asked, not once moved: the shard's
-    /// `holder` shows the move done.
+    /// with the cluster's view: for a queue, once its holder moved it (or
+    /// after a lease, still asked); the shard's `holder` shows it served.
     async fn move_to_node(
         self: Arc<Self>,
         req: hyper::Request<Incoming>,
@@ -824,6 +888,9 @@ impl Front {
                 "this node is still starting".into(),
             );
         };
+        if key.kind == Kind::Queue {
+            return self.move_queue(rows, &key, &node).await;
+        }
         match rows.move_shard(shard, &node).await {
             Ok(Move::Done) => {}
             Ok(Move::NoSuchNode) => {
@@ -846,6 +913,72 @@ impl Front {
         }
         self.stale.notify_one();
         self.cluster_view(&parts.headers).await
+    }
+
+    /// Asks for `key` (a queue) to move alone to `node`, and waits up to a
+    /// lease for the holder of its shard to move it.
+    async fn move_queue(
+        &self,
+        rows: &mut Membership,
+        key: &Key,
+        node: &str,
+    ) -> axum::response::Response {
+        let bad = |status, message: String| crate::admin::error(status, message);
+        match rows.ask_queue_move(key, node).await {
+            Ok(Some(Move::Done)) => {}
+            Ok(None) => {
+                return bad(
+                    StatusCode::NOT_FOUND,
+                    format!(
+                        "no queue named {:?} in account {} and region {}",
+                        key.name, key.account, key.region
+                    ),
+                )
+            }
+            Ok(Some(Move::NoSuchNode)) => {
+                return bad(
+                    StatusCode::NOT_FOUND,
+                    format!("no node {node:?} in this cluster"),
+                )
+            }
+            Ok(Some(Move::NotLive)) => {
+                return bad(
+                    StatusCode::CONFLICT,
+                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take queue {:?}", key.name),
+                )
+            }
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        }
+        tracing::info!(node = %node, name = %key.name, "queue move asked through the admin API");
+        self.stale.notify_one();
+        let deadline = Instant::now() + self.lease;
+        let state = loop {
+            let state = rows.queue_move_state(key).await;
+            let asked = matches!(&state, Ok(Some((_, Some(_)))));
+            if !asked || Instant::now() >= deadline {
+                break state;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        if let Ok(view) = rows.view().await {
+            self.set_view(view);
+        }
+        let moved = match state {
+            Ok(Some((shard, waiting))) => json!({
+                "queue": key.name,
+                "node": node,
+                "shard": shard,
+                // Its holder moved it into a shard of its own; `false`:
+                // still asked (a message move task out of it still runs,
+                // or the holder is between leases).
+                "done": waiting.is_none(),
+            }),
+            Ok(None) => json!({"queue": key.name, "node": node, "done": false, "gone": true}),
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        };
+        let mut v = self.cluster_value().await;
+        v["moved"] = moved;
+        json_response(StatusCode::OK, v)
     }
 
     /// A queue named by its ARN, or as a request names it: any queue URL
@@ -890,6 +1023,11 @@ impl Front {
         if let Some(refused) = self.refused_admin(headers) {
             return refused;
         }
+        json_response(StatusCode::OK, self.cluster_value().await)
+    }
+
+    /// The cluster's view as `GET /_retsu/cluster` shows it.
+    async fn cluster_value(&self) -> serde_json::Value {
         // What each shard holds; without the database, the view still
         // shows the nodes and shards.
         let names = match &self.placement {
@@ -963,9 +1101,7 @@ impl Front {
                 })
             })
             .collect();
-        json_response(
-            StatusCode::OK,
-            json!({
+        json!({
                 "node": self.node,
                 "lease": {
                     "holder": (!view.lease.holder.is_empty()).then_some(&view.lease.holder),
@@ -983,8 +1119,7 @@ impl Front {
                 // How old this node's view is (it reads the rows every quarter lease).
                 "view_age_ms": read.map(|t| t.elapsed().as_millis() as u64),
                 "nodes": nodes,
-            }),
-        )
+        })
     }
 }
 

@@ -63,6 +63,20 @@ pub struct View {
     /// Every shard's lease, by shard.
     pub leases: Vec<LeaseRow>,
     pub nodes: Vec<NodeRow>,
+    /// How many queues have moved alone (`meta.moves`): a change means
+    /// names may be in other shards than a node last read.
+    pub moves: i64,
+    /// Queues an operator asked to move alone, not moved yet.
+    pub asked: Vec<AskedMove>,
+}
+
+/// A queue an operator asked to move alone to a node
+/// (`retsu.placement.wanted`): the holder of its shard moves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskedMove {
+    pub shard: i32,
+    pub key: super::route::Key,
+    pub node: String,
 }
 
 impl View {
@@ -351,6 +365,77 @@ impl Membership {
         })
     }
 
+    /// Asks the holder of `key`'s shard to move that queue alone to
+    /// `node` (`queue_move.rs`); every node is told. `Ok(None)`: no such
+    /// queue; otherwise what became of asking, as for a shard.
+    pub async fn ask_queue_move(
+        &mut self,
+        key: &super::route::Key,
+        node: &str,
+    ) -> Result<Option<Move>, String> {
+        let lease = self.lease_ms;
+        let rows = self
+            .rows(
+                "WITH live AS (SELECT 1 FROM retsu.nodes n WHERE n.id = $4 AND NOT n.draining
+                        AND n.heartbeat > now() - $5::bigint * interval '1 millisecond'),
+                 asked AS (
+                    UPDATE retsu.placement SET wanted = $4
+                    WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3
+                        AND EXISTS (SELECT 1 FROM live)
+                    RETURNING 1)
+                 SELECT EXISTS (SELECT 1 FROM retsu.placement
+                        WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3),
+                    EXISTS (SELECT 1 FROM asked),
+                    pg_notify('retsu_cluster', 'queue')",
+                &[&key.account, &key.region, &key.name, &node, &lease],
+            )
+            .await?;
+        let (placed, asked): (bool, bool) = rows
+            .first()
+            .map(|r| (r.get(0), r.get(1)))
+            .unwrap_or_default();
+        if !placed {
+            return Ok(None);
+        }
+        if asked {
+            return Ok(Some(Move::Done));
+        }
+        Ok(Some(if self.knows(node).await? {
+            Move::NotLive
+        } else {
+            Move::NoSuchNode
+        }))
+    }
+
+    /// Whether the queue `key` still waits to be moved alone (to the
+    /// node named), and the shard it is in now: `None` when it is gone.
+    pub async fn queue_move_state(
+        &mut self,
+        key: &super::route::Key,
+    ) -> Result<Option<(i32, Option<String>)>, String> {
+        let rows = self
+            .rows(
+                "SELECT shard, wanted FROM retsu.placement
+                 WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3",
+                &[&key.account, &key.region, &key.name],
+            )
+            .await?;
+        Ok(rows.first().map(|r| (r.get(0), r.get(1))))
+    }
+
+    /// The connection, for a transaction of several statements
+    /// (`queue_move.rs`). A failure there should be followed by
+    /// [`Membership::reconnect`].
+    pub async fn transaction_client(&mut self) -> Result<&mut Client, String> {
+        self.client().await?;
+        Ok(self.client.as_mut().expect("connected above"))
+    }
+
+    /// Drops the connection: the next statement runs on a fresh one.
+    pub fn reconnect(&mut self) {
+        self.client = None;
+    }
+
     /// Whether `node` is registered (live or not).
     async fn knows(&mut self, node: &str) -> Result<bool, String> {
         let rows = self
@@ -405,16 +490,19 @@ impl Membership {
 
     /// The leases and the nodes, as the database has them now.
     pub async fn view(&mut self) -> Result<View, String> {
-        let leases: Vec<LeaseRow> = self
+        let leases = self
             .rows(
                 "SELECT l.id, l.node, l.epoch,
                     CASE WHEN isfinite(l.expires)
                          THEN (extract(epoch FROM l.expires - now()) * 1000)::bigint END,
-                    n.url, l.wanted
+                    n.url, l.wanted,
+                    COALESCE((SELECT value::bigint FROM retsu.meta WHERE key = 'moves'), 0)
                  FROM retsu.lease l LEFT JOIN retsu.nodes n ON n.id = l.node ORDER BY l.id",
                 &[],
             )
-            .await?
+            .await?;
+        let moves: i64 = leases.first().map(|r| r.get(6)).unwrap_or(0);
+        let leases: Vec<LeaseRow> = leases
             .iter()
             .map(|r| LeaseRow {
                 shard: r.get(0),
@@ -426,6 +514,25 @@ impl Membership {
             })
             .collect();
         let lease = leases.first().cloned().unwrap_or_default();
+        let asked = self
+            .rows(
+                "SELECT shard, account, region, name, wanted FROM retsu.placement
+                 WHERE wanted IS NOT NULL AND kind = 'queue' ORDER BY shard, name",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| AskedMove {
+                shard: r.get(0),
+                key: super::route::Key {
+                    kind: super::route::Kind::Queue,
+                    account: r.get(1),
+                    region: r.get(2),
+                    name: r.get(3),
+                },
+                node: r.get(4),
+            })
+            .collect();
         let nodes = self
             .rows(
                 "SELECT id, url, (extract(epoch FROM now() - heartbeat) * 1000)::bigint,
@@ -447,6 +554,8 @@ impl Membership {
             lease,
             leases,
             nodes,
+            moves,
+            asked,
         })
     }
 

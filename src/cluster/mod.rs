@@ -45,6 +45,7 @@ mod front;
 mod membership;
 mod outbox;
 mod placement;
+mod queue_move;
 mod route;
 mod shard_metrics;
 mod signing;
@@ -653,6 +654,33 @@ async fn run(
             give_up(going, &mut members).await;
             front.stale.notify_one();
         }
+        // Queues an operator asked to move alone, out of shards served here.
+        let asked: Vec<membership::AskedMove> = match &view {
+            Some(v) => v
+                .asked
+                .iter()
+                .filter(|a| matches!(held.get(&a.shard), Some(Held::Owned(_))))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        if !asked.is_empty() {
+            let context = Loader {
+                config: &config,
+                plan: &plan,
+                settings: &settings,
+                clock: &clock,
+                follower: &follower,
+                front: &front,
+                engine: &engine,
+                endpoint: &endpoint,
+                between: &between,
+            };
+            if let Err(why) = move_queues(asked, &mut held, &mut members, &context).await {
+                lost(&why, settings.exit_on_loss, &front);
+                break 'life;
+            }
+        }
         for shard in held.keys().copied().collect::<Vec<_>>() {
             let finished =
                 matches!(held.get(&shard), Some(Held::Loading(_, t, _)) if t.is_finished());
@@ -753,6 +781,158 @@ async fn run(
     .await;
     between.directory.stop();
     let _ = members.leave().await;
+}
+
+/// What loading a shard needs of the node.
+struct Loader<'a> {
+    config: &'a Arc<Config>,
+    plan: &'a Arc<QueuePlan>,
+    settings: &'a Settings,
+    clock: &'a Arc<dyn crate::clock::Clock>,
+    follower: &'a Option<Arc<clock::Follower>>,
+    front: &'a Arc<Front>,
+    engine: &'a Arc<std::sync::Mutex<Option<Arc<crate::engine::Engine>>>>,
+    endpoint: &'a str,
+    between: &'a Between,
+}
+
+impl Loader<'_> {
+    /// Loads `shard` again at `epoch` (this node still holds it).
+    fn reload(&self, shard: i32, epoch: i64, members: &Membership) -> Held {
+        let given_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let task = load_shard(
+            shard,
+            epoch,
+            self.config,
+            self.plan,
+            self.settings,
+            self.clock,
+            self.follower,
+            self.front,
+            self.engine,
+            self.endpoint,
+            members,
+            self.between,
+            &given_up,
+        );
+        Held::Loading(epoch, task, given_up)
+    }
+}
+
+/// Moves the queues `asked` for, each alone, out of the shards this node
+/// serves (`queue_move.rs`): per shard, its engine stops and commits, the
+/// queues go into shards of their own (empty shards served here first),
+/// and the shard loads again without them. A queue whose messages a move
+/// task still moves waits. `Err`: the shard's lease is another node's.
+async fn move_queues(
+    asked: Vec<membership::AskedMove>,
+    held: &mut std::collections::BTreeMap<i32, Held>,
+    members: &mut Membership,
+    loader: &Loader<'_>,
+) -> Result<(), String> {
+    let mut by_shard: std::collections::BTreeMap<i32, Vec<membership::AskedMove>> =
+        Default::default();
+    for ask in asked {
+        let Some(Held::Owned(o)) = held.get(&ask.shard) else {
+            continue;
+        };
+        let arn = format!(
+            "arn:aws:sqs:{}:{}:{}",
+            ask.key.region, ask.key.account, ask.key.name
+        );
+        if o.server.engine().moving_messages_from(&arn) {
+            tracing::debug!(queue = %ask.key.name, "a queue asked to move waits for its message move task");
+            continue;
+        }
+        by_shard.entry(ask.shard).or_default().push(ask);
+    }
+    if by_shard.is_empty() {
+        return Ok(());
+    }
+    // Shards served here with nothing in them take moved queues first.
+    let used: std::collections::HashSet<i32> = match loader.front.placement() {
+        Some(p) => match p.names().await {
+            Ok(names) => names.into_iter().map(|(_, _, shard)| shard).collect(),
+            Err(_) => held.keys().copied().collect(),
+        },
+        None => held.keys().copied().collect(),
+    };
+    let mut empty: Vec<i32> = held
+        .iter()
+        .filter(|(s, h)| {
+            **s != placement::HOME_SHARD && !used.contains(s) && matches!(h, Held::Owned(_))
+        })
+        .map(|(s, _)| *s)
+        .collect();
+    for (shard, moves) in by_shard {
+        let spares: Vec<i32> = empty
+            .drain(..moves.len().min(empty.len()))
+            .filter(|s| *s != shard)
+            .collect();
+        let mut stopping = Vec::new();
+        for s in std::iter::once(shard).chain(spares.iter().copied()) {
+            if let Some(h) = held.remove(&s) {
+                loader.front.stop_serving_locally(s);
+                if s == placement::HOME_SHARD {
+                    *loader.engine.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                }
+                stopping.push(h);
+            }
+        }
+        let finished: Vec<Finished> =
+            futures_util::future::join_all(stopping.into_iter().map(Held::finish))
+                .await
+                .into_iter()
+                .flatten()
+                .collect();
+        let epoch_of = |s: i32| finished.iter().find(|f| f.shard == s).map(|f| f.epoch);
+        let Some(epoch) = epoch_of(shard) else {
+            return Err(format!("shard {shard} did not stop to move its queues"));
+        };
+        for f in &finished {
+            // Stored before the shard loads again and reads it.
+            if let Some(clock) = &f.clock {
+                clock.hand_over(&members.node, f.epoch).await;
+            }
+        }
+        let spare_epochs: Vec<(i32, i64)> = spares
+            .iter()
+            .filter_map(|s| Some((*s, epoch_of(*s)?)))
+            .collect();
+        let node = members.node.clone();
+        let outcome = match members.transaction_client().await {
+            Ok(client) => {
+                queue_move::carry_out(client, &node, (shard, epoch), &spare_epochs, &moves).await
+            }
+            Err(e) => Err(queue_move::Failed::Other(e)),
+        };
+        let released = match outcome {
+            Ok(moved) => {
+                for (key, to) in &moved.queues {
+                    tracing::info!(queue = %key.name, from = shard, to, "moved a queue into a shard of its own");
+                }
+                loader.front.queues_moved();
+                true
+            }
+            Err(queue_move::Failed::Fenced(e)) => {
+                return Err(format!("moving queues out of shard {shard} was fenced: {e}"))
+            }
+            Err(queue_move::Failed::Other(e)) => {
+                members.reconnect();
+                tracing::warn!(shard, "cannot move queues out of the shard (asked still): {e}");
+                false
+            }
+        };
+        held.insert(shard, loader.reload(shard, epoch, members));
+        if !released {
+            for (s, e) in spare_epochs {
+                held.insert(s, loader.reload(s, e, members));
+            }
+        }
+    }
+    // The spares and new shards go to the nodes asked for at once.
+    loader.front.stale.notify_one();
+    Ok(())
 }
 
 /// Starts loading a shard this node just took: the cluster's clock first

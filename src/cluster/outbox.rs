@@ -446,13 +446,14 @@ pub struct ShardView {
 
 impl Elsewhere for ShardView {
     fn queue(&self, arn: &str) -> Option<RemoteQueue> {
-        if let Some(known) = self.last_read(arn) {
-            return known;
+        if let Some(Some(known)) = self.last_read(arn) {
+            return Some(known);
         }
         if self.directory.known_missing(arn) {
             return None;
         }
-        // Perhaps made a moment ago: asked where the truth is kept.
+        // Perhaps made a moment ago, or read as this shard's own and moved
+        // alone to another since: asked where the truth is kept.
         self.queue_now(arn)
     }
 
@@ -689,6 +690,9 @@ impl Outbox {
             return Ok(false);
         }
         let mut refused: Vec<String> = Vec::new();
+        // Refused because the target is not here: perhaps moved alone to
+        // another shard after the row was addressed (`queue_move.rs`).
+        let mut missing: Vec<(String, String)> = Vec::new();
         for row in &rows {
             let id: String = row.get(0);
             let text: &str = row.get(1);
@@ -705,6 +709,10 @@ impl Outbox {
             };
             let target = record.target_arn.clone();
             if let Err(e) = engine.accept_inbound(record) {
+                if e.code == crate::error::ErrorCode::QueueDoesNotExist {
+                    missing.push((id, target));
+                    continue;
+                }
                 tracing::warn!(
                     shard,
                     id,
@@ -720,6 +728,46 @@ impl Outbox {
             .persisted(false)
             .await
             .map_err(|e| format!("the shard's journal: {}", e.message))?;
+        for (id, target) in missing {
+            let moved_to = match crate::engine::QueueKey::from_arn(&target) {
+                Some(key) => self
+                    .client()
+                    .await?
+                    .query_opt(
+                        "SELECT shard FROM retsu.placement
+                         WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3",
+                        &[&key.account, &key.region, &key.name],
+                    )
+                    .await
+                    .map_err(|e| crate::journal::describe_postgres_error(&e))?
+                    .map(|r| r.get::<_, i32>(0))
+                    .filter(|s| *s != shard),
+                None => None,
+            };
+            match moved_to {
+                Some(to) => {
+                    self.client()
+                        .await?
+                        .execute(
+                            "WITH r AS (UPDATE retsu.outbox SET target_shard = $2
+                                WHERE id = $1 AND taken_at IS NULL RETURNING 1)
+                             SELECT pg_notify('retsu_outbox', $2::int::text) FROM r",
+                            &[&id, &to],
+                        )
+                        .await
+                        .map_err(|e| crate::journal::describe_postgres_error(&e))?;
+                }
+                None => {
+                    tracing::warn!(
+                        shard,
+                        id,
+                        target,
+                        "a message handed over from another shard was refused by its target (the queue does not exist); it is dropped"
+                    );
+                    refused.push(id);
+                }
+            }
+        }
         if !refused.is_empty() {
             // One statement: the connection is shared by other tasks.
             self.client()

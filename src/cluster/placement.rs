@@ -1,9 +1,10 @@
 //! Which shard holds each queue, topic and platform application name
 //! (`retsu.placement`), as the front reads it to route a request.
 //!
-//! A name's shard never changes while it exists, so a shard once read is
-//! kept for good; a name not placed yet is read again on every request
-//! for it (it may be created on another node meanwhile). A name is placed
+//! A name's shard changes only when an operator moves the queue alone
+//! (`queue_move.rs`), so a shard once read is kept until a node learns of
+//! a move ([`Placement::forget`]); a name not placed yet is read again on
+//! every request for it (it may be created on another node meanwhile). A name is placed
 //! by the first CreateQueue, CreateTopic or CreatePlatformApplication that
 //! reaches any node: one `INSERT … ON CONFLICT DO NOTHING`, then a read,
 //! so two nodes creating the same name at once agree on its shard.
@@ -14,6 +15,7 @@
 //! of names unevenly, and a cluster often has only a handful.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use tokio_postgres::{Client, NoTls};
@@ -51,6 +53,9 @@ pub struct Placement {
     client: tokio::sync::Mutex<Option<Client>>,
     shown: String,
     known: RwLock<HashMap<Key, i32>>,
+    /// Counts [`Placement::forget`]: a read that began before one is not
+    /// kept (it may predate the move).
+    forgotten: AtomicU64,
 }
 
 impl Placement {
@@ -60,6 +65,7 @@ impl Placement {
             client: tokio::sync::Mutex::new(None),
             shown,
             known: RwLock::new(HashMap::new()),
+            forgotten: AtomicU64::new(0),
         }
     }
 
@@ -108,6 +114,21 @@ impl Placement {
         }
     }
 
+    /// Forgets where every name is (a queue moved): each is read again.
+    pub fn forget(&self) {
+        let mut known = self.known.write().unwrap_or_else(|p| p.into_inner());
+        self.forgotten.fetch_add(1, Ordering::AcqRel);
+        known.clear();
+    }
+
+    /// Keeps `key`'s shard unless names were forgotten since `since`.
+    fn keep(&self, key: &Key, shard: i32, since: u64) {
+        let mut known = self.known.write().unwrap_or_else(|p| p.into_inner());
+        if self.forgotten.load(Ordering::Acquire) == since {
+            known.insert(key.clone(), shard);
+        }
+    }
+
     /// The shard holding `key`; with `create`, a name not placed yet is
     /// placed first. `None`: not placed (the name does not exist).
     pub async fn shard_of(&self, key: &Key, create: bool) -> Result<Option<i32>, String> {
@@ -119,6 +140,7 @@ impl Placement {
         {
             return Ok(Some(*shard));
         }
+        let since = self.forgotten.load(Ordering::Acquire);
         let kind = key.kind.as_str();
         let mut guard = self.connected().await?;
         let client = guard.as_ref().expect("connected");
@@ -148,10 +170,7 @@ impl Placement {
             }
         };
         if let Some(shard) = shard {
-            self.known
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), shard);
+            self.keep(key, shard, since);
         }
         Ok(shard)
     }
@@ -161,6 +180,7 @@ impl Placement {
     /// live with the home shard, and a later CreateQueue or CreateTopic
     /// for one of them must reach it there, not place it anew).
     pub async fn place_in(&self, keys: &[Key], shard: i32) -> Result<Vec<i32>, String> {
+        let since = self.forgotten.load(Ordering::Acquire);
         let mut guard = self.connected().await?;
         let client = guard.as_ref().expect("connected");
         let mut placed = Vec::with_capacity(keys.len());
@@ -187,9 +207,8 @@ impl Placement {
                 }
             }
         }
-        let mut known = self.known.write().unwrap_or_else(|p| p.into_inner());
         for (key, shard) in keys.iter().zip(&placed) {
-            known.insert(key.clone(), *shard);
+            self.keep(key, *shard, since);
         }
         Ok(placed)
     }

@@ -523,6 +523,13 @@ impl Engine {
         }
     }
 
+    /// Whether a message move task out of the queue `source_arn` is still
+    /// running (the layer that moves a queue to another engine waits for
+    /// it: the task is this engine's, not the queue's).
+    pub fn moving_messages_from(&self, source_arn: &str) -> bool {
+        self.tasks.active_from(source_arn)
+    }
+
     /// Wakes every waiting long poll so it answers now (used on shutdown).
     pub fn shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);

@@ -131,6 +131,14 @@ impl MoveTasks {
         self.changed.notify_one();
     }
 
+    /// Whether a task moving messages out of `source_arn` is running or
+    /// being cancelled.
+    pub(super) fn active_from(&self, source_arn: &str) -> bool {
+        self.lock()
+            .get(source_arn)
+            .is_some_and(|list| list.iter().any(|t| t.status.active()))
+    }
+
     /// Forgets every task (admin reset).
     pub(super) fn clear(&self) {
         self.lock().clear();

@@ -177,6 +177,17 @@ const CLUSTER_5: &str = "
 ALTER TABLE retsu.lease ADD COLUMN wanted text;
 ";
 
+/// Format 6: an operator can move one queue to a node. `wanted` on its
+/// placement names the node asked for until the holder of its shard
+/// moves it, into a shard of its own that then goes to that node
+/// (`cluster/queue_move.rs`); `moves` in `meta` counts the moves, so a
+/// node that kept where names were knows to read them again.
+const CLUSTER_6: &str = "
+ALTER TABLE retsu.placement ADD COLUMN wanted text;
+CREATE INDEX placement_wanted ON retsu.placement (shard) WHERE wanted IS NOT NULL;
+INSERT INTO retsu.meta (key, value) VALUES ('moves', '0') ON CONFLICT (key) DO NOTHING;
+";
+
 /// The shard count a store made by a single server gets (it serves
 /// shard 1 only; a cluster started on it later spreads new names).
 pub const DEFAULT_SHARDS: i32 = 8;
@@ -235,6 +246,7 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
         tx.batch_execute(CLUSTER_3).await.map_err(err)?;
         tx.batch_execute(CLUSTER_4).await.map_err(err)?;
         tx.batch_execute(CLUSTER_5).await.map_err(err)?;
+        tx.batch_execute(CLUSTER_6).await.map_err(err)?;
         tx.batch_execute(&shard_rows(shards)).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
@@ -252,10 +264,11 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
     let mut format = value(client, "format").await?;
     // Each older format is a prefix of this one: what it lacks is added.
     let missing: &[&str] = match format.as_deref() {
-        Some("1") => &[CLUSTER, CLUSTER_3, CLUSTER_4, CLUSTER_5],
-        Some("2") => &[CLUSTER_3, CLUSTER_4, CLUSTER_5],
-        Some("3") => &[CLUSTER_4, CLUSTER_5],
-        Some("4") => &[CLUSTER_5],
+        Some("1") => &[CLUSTER, CLUSTER_3, CLUSTER_4, CLUSTER_5, CLUSTER_6],
+        Some("2") => &[CLUSTER_3, CLUSTER_4, CLUSTER_5, CLUSTER_6],
+        Some("3") => &[CLUSTER_4, CLUSTER_5, CLUSTER_6],
+        Some("4") => &[CLUSTER_5, CLUSTER_6],
+        Some("5") => &[CLUSTER_6],
         _ => &[],
     };
     if !missing.is_empty() {
