@@ -1134,6 +1134,149 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
     assert_eq!(server_of(&c, moved).await, to);
 }
 
+/// A FIFO queue moved from node to node three times while a producer and
+/// a consumer use it through every node: every acknowledged send is
+/// received, in order, and the longest single call is printed (what a
+/// move costs a client).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_moved_under_load_keeps_every_message_in_order() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("move_load", 3, LEASE).await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    let q = create_queue_via(&client(&c, 0), "busy.fifo", &[("FifoQueue", "true")]).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let longest = Arc::new(Mutex::new(Duration::ZERO));
+    let clients: Arc<Vec<Client>> = Arc::new((0..3).map(|i| client(&c, i)).collect());
+    let producer = tokio::spawn({
+        let (clients, q, stop, acked, longest) = (
+            clients.clone(),
+            q.clone(),
+            stop.clone(),
+            acked.clone(),
+            longest.clone(),
+        );
+        async move {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Acquire) {
+                let started = Instant::now();
+                let sent = clients[(i % 3) as usize]
+                    .send_message()
+                    .queue_url(&q)
+                    .message_body(i.to_string())
+                    .message_group_id("g")
+                    .message_deduplication_id(i.to_string())
+                    .send()
+                    .await;
+                let took = started.elapsed();
+                let mut l = longest.lock().unwrap();
+                *l = (*l).max(took);
+                drop(l);
+                // Not acknowledged: sent again under the same id.
+                if sent.is_ok() {
+                    acked.lock().unwrap().push(i);
+                    i += 1;
+                }
+            }
+        }
+    });
+    let received = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let consumer = tokio::spawn({
+        let (clients, q, received, acked) = (
+            clients.clone(),
+            q.clone(),
+            received.clone(),
+            acked.clone(),
+        );
+        async move {
+            let mut turn = 0usize;
+            let deadline = Instant::now() + Duration::from_secs(120);
+            loop {
+                turn += 1;
+                let via = &clients[turn % 3];
+                let Ok(got) = via
+                    .receive_message()
+                    .queue_url(&q)
+                    .max_number_of_messages(10)
+                    .visibility_timeout(5)
+                    .wait_time_seconds(1)
+                    .send()
+                    .await
+                else {
+                    continue;
+                };
+                for m in got.messages() {
+                    received.lock().unwrap().push(m.body().unwrap().parse().unwrap());
+                    for _ in 0..5 {
+                        let deleted = via
+                            .delete_message()
+                            .queue_url(&q)
+                            .receipt_handle(m.receipt_handle().unwrap())
+                            .send()
+                            .await;
+                        if deleted.is_ok() {
+                            break;
+                        }
+                    }
+                }
+                let done = {
+                    let acked = acked.lock().unwrap();
+                    let received = received.lock().unwrap();
+                    acked.len() > 0 && acked.iter().all(|i| received.contains(i))
+                };
+                if (done && got.messages().is_empty()) || Instant::now() >= deadline {
+                    return;
+                }
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut at = server_of(&c, shard_of(&c, "busy.fifo")).await;
+    for round in 0..3 {
+        let to = other(at);
+        let v = post_json(
+            &c,
+            round % 3,
+            "/_retsu/cluster/move",
+            serde_json::json!({"queue": q, "node": c.nodes[to].id}),
+        )
+        .await;
+        assert_eq!(v["moved"]["done"], true, "{v}");
+        let shard = shard_of(&c, "busy.fifo");
+        let asked = Instant::now();
+        while serving(&c, shard).await != Some(to) {
+            assert!(asked.elapsed() < LEASE * 3, "shard {shard} did not move to node {to}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        at = to;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    stop.store(true, Ordering::Release);
+    producer.await.unwrap();
+    consumer.await.unwrap();
+    let acked = acked.lock().unwrap().clone();
+    let mut received = received.lock().unwrap().clone();
+    // A message whose delete did not take effect comes again, next.
+    received.dedup();
+    eprintln!(
+        "moved 3 times: {} sends acknowledged, {} received, longest send {:?}",
+        acked.len(),
+        received.len(),
+        *longest.lock().unwrap()
+    );
+    assert!(acked.len() > 50, "too few sends to tell: {}", acked.len());
+    let lost: Vec<&u64> = acked.iter().filter(|i| !received.contains(i)).collect();
+    assert!(lost.is_empty(), "acknowledged sends never received: {lost:?}");
+    assert!(
+        received.windows(2).all(|w| w[0] < w[1]),
+        "out of order or returned after its delete: {received:?}"
+    );
+}
+
 /// A queue's name from its URL.
 fn neighbour_name(url: &str) -> String {
     url.rsplit('/').next().unwrap().to_string()

@@ -102,7 +102,7 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
     });
     let err = refused(&url);
     assert!(
-        err.contains("format 99") && err.contains("reads format 5"),
+        err.contains("format 99") && err.contains("reads format 6"),
         "{err}"
     );
     let format: String = pg::with_client(&url, |c| {
