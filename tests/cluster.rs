@@ -934,7 +934,12 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
             .message_deduplication_id("d1")
             .send()
     };
-    let first_id = send_fifo(2).await.unwrap().message_id().unwrap().to_string();
+    let first_id = send_fifo(2)
+        .await
+        .unwrap()
+        .message_id()
+        .unwrap()
+        .to_string();
     let shard = shard_of(&c, "moving");
     // A queue that shares the moving queue's shard (names go to the
     // shard with the fewest, so some of nine do).
@@ -1025,11 +1030,18 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let fifo_shard = shard_of(&c, "moving.fifo");
     let asked = Instant::now();
     while serving(&c, fifo_shard).await != Some(from) {
-        assert!(asked.elapsed() < long / 3, "shard {fifo_shard} did not move");
+        assert!(
+            asked.elapsed() < long / 3,
+            "shard {fifo_shard} did not move"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for via in 0..3 {
@@ -1044,7 +1056,10 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         urls.sort();
         urls.dedup();
         assert_eq!(urls.len(), listed.queue_urls().len(), "via {via}");
-        assert!(urls.iter().any(|u| u.ends_with("/moving")), "via {via}: {urls:?}");
+        assert!(
+            urls.iter().any(|u| u.ends_with("/moving")),
+            "via {via}: {urls:?}"
+        );
     }
     // The shards spread again around the moved ones, which stay.
     wait_spread(&c, Duration::from_secs(20)).await;
@@ -1186,12 +1201,8 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
     });
     let received = Arc::new(Mutex::new(Vec::<u64>::new()));
     let consumer = tokio::spawn({
-        let (clients, q, received, acked) = (
-            clients.clone(),
-            q.clone(),
-            received.clone(),
-            acked.clone(),
-        );
+        let (clients, q, received, acked) =
+            (clients.clone(), q.clone(), received.clone(), acked.clone());
         async move {
             let mut turn = 0usize;
             let deadline = Instant::now() + Duration::from_secs(120);
@@ -1210,7 +1221,10 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
                     continue;
                 };
                 for m in got.messages() {
-                    received.lock().unwrap().push(m.body().unwrap().parse().unwrap());
+                    received
+                        .lock()
+                        .unwrap()
+                        .push(m.body().unwrap().parse().unwrap());
                     for _ in 0..5 {
                         let deleted = via
                             .delete_message()
@@ -1226,7 +1240,7 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
                 let done = {
                     let acked = acked.lock().unwrap();
                     let received = received.lock().unwrap();
-                    acked.len() > 0 && acked.iter().all(|i| received.contains(i))
+                    !acked.is_empty() && acked.iter().all(|i| received.contains(i))
                 };
                 if (done && got.messages().is_empty()) || Instant::now() >= deadline {
                     return;
@@ -1249,7 +1263,10 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
         let shard = shard_of(&c, "busy.fifo");
         let asked = Instant::now();
         while serving(&c, shard).await != Some(to) {
-            assert!(asked.elapsed() < LEASE * 3, "shard {shard} did not move to node {to}");
+            assert!(
+                asked.elapsed() < LEASE * 3,
+                "shard {shard} did not move to node {to}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         at = to;
@@ -1270,11 +1287,88 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
     );
     assert!(acked.len() > 50, "too few sends to tell: {}", acked.len());
     let lost: Vec<&u64> = acked.iter().filter(|i| !received.contains(i)).collect();
-    assert!(lost.is_empty(), "acknowledged sends never received: {lost:?}");
+    assert!(
+        lost.is_empty(),
+        "acknowledged sends never received: {lost:?}"
+    );
     assert!(
         received.windows(2).all(|w| w[0] < w[1]),
         "out of order or returned after its delete: {received:?}"
     );
+}
+
+/// A queue whose messages a move task is moving moves once the task ends:
+/// the task is its shard's, not the queue's. Asked while it runs, the move
+/// answers "not yet"; cancelled, the queue moves with what the task left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_moves_alone_once_its_message_move_task_ends() {
+    if no_postgres() {
+        return;
+    }
+    let c = Cluster::start("move_task", 3, LEASE).await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    let sqs = client(&c, 0);
+    let dead = create_queue_via(&sqs, "dead", &[]).await;
+    let policy = format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}}"#,
+        common::queue_arn("dead")
+    );
+    let source = create_queue_via(&sqs, "source", &[("RedrivePolicy", policy.as_str())]).await;
+    for i in 0..20 {
+        sqs.send_message()
+            .queue_url(&dead)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let task = sqs
+        .start_message_move_task()
+        .source_arn(common::queue_arn("dead"))
+        .destination_arn(common::queue_arn("source"))
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap();
+    let shard = shard_of(&c, "dead");
+    let to = other(server_of(&c, shard).await);
+    let v = post_json(
+        &c,
+        1,
+        "/_retsu/cluster/move",
+        serde_json::json!({"queue": "dead", "node": c.nodes[to].id}),
+    )
+    .await;
+    assert_eq!(v["moved"]["done"], false, "{v}");
+    assert_eq!(shard_of(&c, "dead"), shard);
+    sqs.cancel_message_move_task()
+        .task_handle(task.task_handle().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let asked = Instant::now();
+    while shard_of(&c, "dead") == shard {
+        assert!(
+            asked.elapsed() < LEASE * 3,
+            "the queue did not move after its task ended"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let moved = shard_of(&c, "dead");
+    while serving(&c, moved).await != Some(to) {
+        assert!(
+            asked.elapsed() < LEASE * 6,
+            "shard {moved} did not reach node {to}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Every message is in one of the two queues, once.
+    let mut all = bodies(&client(&c, 2), &dead).await;
+    all.extend(bodies(&client(&c, 1), &source).await);
+    all.sort();
+    let mut sent: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    sent.sort();
+    assert_eq!(all, sent);
 }
 
 /// A queue's name from its URL.

@@ -889,7 +889,7 @@ impl Front {
             );
         };
         if key.kind == Kind::Queue {
-            return self.move_queue(rows, &key, &node).await;
+            return self.move_queue(rows, &key, shard, &node).await;
         }
         match rows.move_shard(shard, &node).await {
             Ok(Move::Done) => {}
@@ -921,6 +921,7 @@ impl Front {
         &self,
         rows: &mut Membership,
         key: &Key,
+        shard: i32,
         node: &str,
     ) -> axum::response::Response {
         let bad = |status, message: String| crate::admin::error(status, message);
@@ -942,10 +943,11 @@ impl Front {
                 )
             }
             Ok(Some(Move::NotLive)) => {
+                let name = &key.name;
                 return bad(
                     StatusCode::CONFLICT,
-                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take queue {:?}", key.name),
-                )
+                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take queue {name:?}"),
+                );
             }
             Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
         }
@@ -964,6 +966,16 @@ impl Front {
             self.set_view(view);
         }
         let moved = match state {
+            Ok(Some((now, None))) if now == shard => {
+                return bad(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "queue {:?} was not moved: the store has {} shards, the most it may have",
+                        key.name,
+                        crate::journal::MAX_SHARDS
+                    ),
+                )
+            }
             Ok(Some((shard, waiting))) => json!({
                 "queue": key.name,
                 "node": node,

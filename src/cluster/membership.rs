@@ -407,6 +407,17 @@ impl Membership {
         }))
     }
 
+    /// Drops an ask to move the queue `key` alone.
+    pub async fn drop_queue_move(&mut self, key: &super::route::Key) -> Result<(), String> {
+        self.rows(
+            "UPDATE retsu.placement SET wanted = NULL
+             WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3",
+            &[&key.account, &key.region, &key.name],
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Whether the queue `key` still waits to be moved alone (to the
     /// node named), and the shard it is in now: `None` when it is gone.
     pub async fn queue_move_state(

@@ -29,8 +29,10 @@
 //! A node beyond its share (a node joined) or drained
 //! (`retsu.nodes.draining`, set through the admin API) gives shards up as a
 //! stopping node does, and so does the holder of a shard an operator moved
-//! to another node (`retsu.lease.wanted`, `retsu cluster move`), which
-//! that node then keeps beyond its share while it is live and not drained.
+//! to another node (`retsu.lease.wanted`, `retsu cluster move --topic`),
+//! which that node then keeps beyond its share while it is live and not
+//! drained. A queue an operator moves alone (`retsu.placement.wanted`)
+//! goes into a shard of its own moved that way (`queue_move.rs`).
 //! The nodes LISTEN on one channel, so a released shard, a drain or a move
 //! is acted on at once rather than at the next tick. The
 //! holder of shard 1 keeps the cluster's virtual clock (`clock.rs`) and
@@ -864,11 +866,29 @@ async fn move_queues(
         })
         .map(|(s, _)| *s)
         .collect();
-    for (shard, moves) in by_shard {
+    let mut shards_now = loader.front.shard_count();
+    for (shard, mut moves) in by_shard {
         let spares: Vec<i32> = empty
             .drain(..moves.len().min(empty.len()))
             .filter(|s| *s != shard)
             .collect();
+        // No more shards than the store may have: what does not fit is
+        // refused (the ask dropped) rather than tried at every tick.
+        let room = (crate::journal::MAX_SHARDS - shards_now).max(0) as usize + spares.len();
+        for refused in moves.split_off(room.min(moves.len())) {
+            tracing::warn!(
+                queue = %refused.key.name,
+                "queue not moved: the store has {} shards, the most it may have",
+                crate::journal::MAX_SHARDS
+            );
+            if let Err(e) = members.drop_queue_move(&refused.key).await {
+                tracing::warn!("cannot drop the ask: {e}");
+            }
+        }
+        if moves.is_empty() {
+            continue;
+        }
+        shards_now += moves.len().saturating_sub(spares.len()) as i32;
         let mut stopping = Vec::new();
         for s in std::iter::once(shard).chain(spares.iter().copied()) {
             if let Some(h) = held.remove(&s) {
@@ -915,11 +935,16 @@ async fn move_queues(
                 true
             }
             Err(queue_move::Failed::Fenced(e)) => {
-                return Err(format!("moving queues out of shard {shard} was fenced: {e}"))
+                return Err(format!(
+                    "moving queues out of shard {shard} was fenced: {e}"
+                ))
             }
             Err(queue_move::Failed::Other(e)) => {
                 members.reconnect();
-                tracing::warn!(shard, "cannot move queues out of the shard (asked still): {e}");
+                tracing::warn!(
+                    shard,
+                    "cannot move queues out of the shard (asked still): {e}"
+                );
                 false
             }
         };

@@ -161,12 +161,9 @@ pub async fn carry_out(
         )
         .await
         .map_err(other)?;
-        tx.execute(
-            "SELECT pg_notify('retsu_outbox', $1::int::text)",
-            &[&shard],
-        )
-        .await
-        .map_err(other)?;
+        tx.execute("SELECT pg_notify('retsu_outbox', $1::int::text)", &[&shard])
+            .await
+            .map_err(other)?;
         moved.push((key.clone(), shard));
     }
     // Every spare goes back now: used ones to the node asked for, the
