@@ -953,12 +953,14 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         }
     }
     let neighbour = neighbour.expect("a queue in the moving queue's shard");
-    client(&c, 0)
+    let stays = client(&c, 0)
         .send_message()
         .queue_url(&neighbour)
         .message_body("stays")
         .send()
         .await
+        .unwrap()
+        .message_id
         .unwrap();
     let from = server_of(&c, shard).await;
     let to = other(from);
@@ -1015,6 +1017,21 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         .unwrap();
     assert_eq!(in_flight(&client(&c, to), &q).await, "0");
     assert_eq!(bodies(&client(&c, from), &q).await.len(), 1);
+    // The neighbour's shard was loaded again: its message, stored before,
+    // shows where it is now (history starts at the load).
+    let seen: serde_json::Value = serde_json::from_str(
+        &reqwest::get(format!(
+            "{}/_retsu/messages/{stays}",
+            c.nodes[to].endpoint()
+        ))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["current"]["body"], "stays", "{seen}");
     // The neighbour was not moved and lost nothing.
     assert_eq!(bodies(&client(&c, to), &neighbour).await, vec!["stays"]);
 

@@ -2,7 +2,8 @@
 //! producers and two consumers spread over all three, on a standard queue
 //! (with a dead-letter queue), a FIFO queue and an SNS topic fanning out to
 //! two queues; meanwhile nodes are killed, paused past their lease and cut
-//! from PostgreSQL, and PostgreSQL itself restarts. At the end: no
+//! from PostgreSQL, and PostgreSQL itself restarts, while an operator
+//! moves queues from node to node (`retsu cluster move`). At the end: no
 //! acknowledged send lost, no acknowledged delete returned, every FIFO
 //! group in order without duplicates, and the failover times.
 //!
@@ -367,6 +368,41 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
         }));
     }
 
+    // An operator moving a queue to a node every few seconds, through any
+    // node; an ask that gets no answer (a node paused or down) is let go.
+    let moves = Arc::new(AtomicU64::new(0));
+    let mover = tokio::spawn({
+        let (endpoints, stop, moves) = (endpoints.clone(), stop.clone(), moves.clone());
+        let ids: Vec<String> = cluster.nodes.iter().map(|n| n.id.clone()).collect();
+        async move {
+            let http = reqwest::Client::builder()
+                .timeout(Duration::from_secs(5))
+                .build()
+                .unwrap();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+            let names = ["standard", "dlq", "ordered.fifo", "fan-a", "fan-b"];
+            while !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(2500)).await;
+                let (queue, node) = (names[rng.gen_range(0..5)], &ids[rng.gen_range(0..3)]);
+                let via = &endpoints[rng.gen_range(0..3)];
+                let asked = http
+                    .post(format!("{via}/_retsu/cluster/move"))
+                    .header("content-type", "application/json")
+                    .body(serde_json::json!({"queue": queue, "node": node}).to_string())
+                    .send()
+                    .await;
+                let Ok(answer) = asked else { continue };
+                let text = answer.text().await.unwrap_or_default();
+                let done = serde_json::from_str::<serde_json::Value>(&text)
+                    .is_ok_and(|v| v["moved"]["done"] == true);
+                if done {
+                    eprintln!("move: {queue} to {node}");
+                    moves.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+
     // Faults, while the load runs; a supervisor starts every node that
     // exited again (as an orchestrator would).
     let mut c = cluster;
@@ -455,6 +491,7 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
 
     // Quiet: producers stop, consumers finish what is there.
     stop.store(true, Ordering::Relaxed);
+    let _ = tokio::time::timeout(Duration::from_secs(10), mover).await;
     restart_exited(&mut c);
     c.wait_for_holder(LEASE * 10).await;
     tokio::time::sleep(Duration::from_secs(8)).await;
@@ -514,7 +551,7 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
     eprintln!(
         "faults: {step} over {:?}; acknowledged sends {}, deletes answered {}, unanswered requests {}, \
          left: standard {} dlq {} fifo {} fan-a {} fan-b {}; lost {}, violations {}; \
-         failovers {} (p50 {p50:?}, max {max:?}, lease {LEASE:?})",
+         failovers {} (p50 {p50:?}, max {max:?}, lease {LEASE:?}); queues moved {}",
         started.elapsed(),
         l.sent.len(),
         l.deleted.len(),
@@ -526,7 +563,8 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
         left[&fan[1]].len(),
         lost.len(),
         violations.len(),
-        failovers.len()
+        failovers.len(),
+        moves.load(Ordering::Relaxed)
     );
     for v in violations.iter().take(20) {
         eprintln!("violation: {v}");
@@ -544,6 +582,10 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
     assert!(
         poison_in_dlq > 0,
         "no message reached the dead-letter queue"
+    );
+    assert!(
+        moves.load(Ordering::Relaxed) >= 3,
+        "too few queue moves got through to tell"
     );
 }
 

@@ -1103,6 +1103,17 @@ async fn admin_changes_survive_kill_9() {
     let c = s.client();
     assert_eq!(counts(&c, &s.url("src")).await.0, "0");
     assert_eq!(counts(&c, &s.url("dlq")).await.0, "0", "restored out");
+    // Stored before this start: where it is now, with no earlier events.
+    let (status, body) = s.admin("GET", &format!("messages/{}", ids[0]), "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["queue"]["name"], "plain", "{body}");
+    assert_eq!(body["current"]["body"], "keep", "{body}");
+    assert_eq!(
+        (&body["events"], &body["truncated"]),
+        (&serde_json::json!([]), &serde_json::json!(true))
+    );
+    let (status, _) = s.admin("GET", &format!("messages/{}", ids[1]), "").await;
+    assert_eq!(status, 404, "deleted before the restart");
     assert_eq!(drain(&c, &s.url("other")).await, vec!["poison".to_string()]);
     assert_eq!(drain(&c, &s.url("plain")).await, vec!["keep".to_string()]);
 

@@ -51,6 +51,18 @@ pub fn message(admin: &Admin, id: &str) -> Response {
         return bad_request(format!("{id:?} is not a message id"));
     };
     let Some(trail) = history.trail(&message_id) else {
+        // Stored before this server started (or, in a cluster, before its
+        // shard was loaded here): where it is now, and no earlier events.
+        if let Some((queue, found)) = admin.engine.find_message(id) {
+            return ok(json!({
+                "message_id": id,
+                "queue": queue_ref(&queue),
+                "events": [],
+                "truncated": true,
+                "current": peeked(&found),
+                "invocations": admin.lambda.invocations().recent(None, Some(id)),
+            }));
+        }
         return error(
             StatusCode::NOT_FOUND,
             format!("no history for message {id} (never seen, or past the history's bounds)"),
@@ -67,6 +79,8 @@ pub fn message(admin: &Admin, id: &str) -> Response {
     let invocations = admin.lambda.invocations().recent(None, Some(id));
     ok(json!({
         "message_id": id,
+        // The queue of its last event.
+        "queue": trail.events.last().map(|e| queue_ref(&e.queue)),
         "events": trail.events.iter().map(|e| event_json(admin, e)).collect::<Vec<_>>(),
         "truncated": trail.cut,
         "current": current,

@@ -48,6 +48,59 @@ pub enum Failed {
     Other(String),
 }
 
+/// The fences of the shard moved from and of the spares, under the lock
+/// a new shard's number is picked under.
+const FENCES: &str = "SELECT pg_advisory_xact_lock($1), retsu.fence(s, $2, e)
+     FROM unnest($3::int[], $4::bigint[]) AS f(s, e)";
+
+/// The node a queue of shard `$4` is asked to go to, its row locked.
+const ASKED: &str = "SELECT wanted FROM retsu.placement WHERE kind = 'queue'
+     AND account = $1 AND region = $2 AND name = $3 AND shard = $4 AND wanted IS NOT NULL
+     FOR UPDATE";
+
+/// A shard of its own for a queue going to node `$1`: the first of the
+/// spares `$2` with nothing in it, or a new lease row (fewer than `$3`).
+/// Either is moved to the node.
+const OWN_SHARD: &str = "WITH spare AS (
+        UPDATE retsu.lease SET wanted = $1 WHERE id = (
+            SELECT s FROM unnest($2::int[]) AS s
+            WHERE NOT EXISTS (SELECT 1 FROM retsu.placement p WHERE p.shard = s)
+                AND NOT EXISTS (SELECT 1 FROM retsu.queues q WHERE q.shard = s)
+            ORDER BY s LIMIT 1)
+        RETURNING id),
+     made AS (
+        INSERT INTO retsu.lease (id, node, epoch, expires, wanted)
+        SELECT max(id) + 1, '', 0, '-infinity', $1 FROM retsu.lease
+        WHERE NOT EXISTS (SELECT 1 FROM spare)
+        HAVING max(id) < $3
+        RETURNING id)
+     SELECT id FROM spare UNION ALL SELECT id FROM made";
+
+/// The queue's row (and so its messages), its placement and the
+/// hand-overs addressed to it, from shard `$4` to shard `$5`.
+const MOVE: &str = "WITH q AS (
+        UPDATE retsu.queues SET shard = $5 WHERE shard = $4
+            AND record::jsonb->>'account' = $1 AND record::jsonb->>'region' = $2
+            AND record::jsonb->>'name' = $3),
+     p AS (
+        UPDATE retsu.placement SET shard = $5, wanted = NULL
+        WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3),
+     o AS (
+        UPDATE retsu.outbox SET target_shard = $5
+        WHERE target_shard = $4 AND taken_at IS NULL AND record::jsonb->>'target_arn' = $6)
+     SELECT pg_notify('retsu_outbox', $5::int::text)";
+
+/// The spares released (the used ones go to the nodes asked for), the
+/// shard count and the moves counted, every node told.
+const DONE: &str = "WITH r AS (
+        UPDATE retsu.lease SET expires = '-infinity' WHERE id = ANY($1) AND node = $2),
+     s AS (
+        UPDATE retsu.meta SET value = (SELECT max(id) FROM retsu.lease)::text WHERE key = 'shards'),
+     m AS (
+        INSERT INTO retsu.meta (key, value) VALUES ('moves', '1')
+        ON CONFLICT (key) DO UPDATE SET value = (retsu.meta.value::bigint + 1)::text)
+     SELECT pg_notify('retsu_cluster', 'queue moved'), pg_notify('retsu_queues', $3::int::text)";
+
 /// Moves `asked` (queues of shard `from`, held at `epoch` by `node`, its
 /// engine stopped) each into a shard of its own: one of `spares` (empty
 /// shards this node holds, engines stopped) while there are any, then new
@@ -65,134 +118,44 @@ pub async fn carry_out(
         _ => Failed::Other(crate::journal::describe_postgres_error(&e)),
     };
     let tx = client.transaction().await.map_err(other)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&NEW_SHARD])
+    let (mut fenced, mut epochs): (Vec<i32>, Vec<i64>) = spares.iter().copied().unzip();
+    let spare_ids = fenced.clone();
+    fenced.push(from);
+    epochs.push(epoch);
+    tx.query(FENCES, &[&NEW_SHARD, &node, &fenced, &epochs])
         .await
         .map_err(other)?;
-    for (shard, held_at) in std::iter::once(&(from, epoch)).chain(spares) {
-        tx.execute("SELECT retsu.fence($1, $2, $3)", &[shard, &node, held_at])
-            .await
-            .map_err(other)?;
-    }
-    let spare_ids: Vec<i32> = spares.iter().map(|s| s.0).collect();
-    let mut spares = spare_ids.iter().copied();
     let mut moved = Vec::new();
     for ask in asked {
         let key = &ask.key;
+        let (account, region, name) = (&key.account, &key.region, &key.name);
         // Asked still, and of this shard (read under the row's lock).
-        let wanted: Option<String> = tx
-            .query_opt(
-                "SELECT wanted FROM retsu.placement WHERE kind = 'queue'
-                    AND account = $1 AND region = $2 AND name = $3 AND shard = $4 FOR UPDATE",
-                &[&key.account, &key.region, &key.name, &from],
-            )
+        let rows = tx
+            .query(ASKED, &[account, region, name, &from])
             .await
-            .map_err(other)?
-            .and_then(|r| r.get(0));
-        let Some(to) = wanted else { continue };
-        let spare = loop {
-            let Some(spare) = spares.next() else {
-                break None;
-            };
-            let empty: bool = tx
-                .query_one(
-                    "SELECT NOT EXISTS (SELECT 1 FROM retsu.placement WHERE shard = $1)
-                        AND NOT EXISTS (SELECT 1 FROM retsu.queues WHERE shard = $1)",
-                    &[&spare],
-                )
-                .await
-                .map_err(other)?
-                .get(0);
-            if empty {
-                break Some(spare);
-            }
+            .map_err(other)?;
+        let Some(to) = rows.first().map(|r| r.get::<_, String>(0)) else {
+            continue;
         };
-        let shard: i32 = match spare {
-            Some(spare) => {
-                tx.execute(
-                    "UPDATE retsu.lease SET wanted = $2 WHERE id = $1",
-                    &[&spare, &to],
-                )
-                .await
-                .map_err(other)?;
-                spare
-            }
-            None => {
-                let made = tx
-                    .query_opt(
-                        "INSERT INTO retsu.lease (id, node, epoch, expires, wanted)
-                         SELECT max(id) + 1, '', 0, '-infinity', $1 FROM retsu.lease
-                         HAVING max(id) < $2 RETURNING id",
-                        &[&to, &crate::journal::MAX_SHARDS],
-                    )
-                    .await
-                    .map_err(other)?;
-                match made {
-                    Some(row) => row.get(0),
-                    None => {
-                        return Err(Failed::Other(format!(
-                            "queue {:?} not moved: the store has {} shards, the most it may have",
-                            key.name,
-                            crate::journal::MAX_SHARDS
-                        )))
-                    }
-                }
-            }
+        let rows = tx
+            .query(OWN_SHARD, &[&to, &spare_ids, &crate::journal::MAX_SHARDS])
+            .await
+            .map_err(other)?;
+        let Some(shard) = rows.first().map(|r| r.get::<_, i32>(0)) else {
+            return Err(Failed::Other(format!(
+                "queue {name:?} not moved: the store has {} shards, the most it may have",
+                crate::journal::MAX_SHARDS
+            )));
         };
-        let arn = format!("arn:aws:sqs:{}:{}:{}", key.region, key.account, key.name);
-        tx.execute(
-            "UPDATE retsu.queues SET shard = $5 WHERE shard = $4
-                AND record::jsonb->>'account' = $1 AND record::jsonb->>'region' = $2
-                AND record::jsonb->>'name' = $3",
-            &[&key.account, &key.region, &key.name, &from, &shard],
-        )
-        .await
-        .map_err(other)?;
-        tx.execute(
-            "UPDATE retsu.placement SET shard = $4, wanted = NULL
-             WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3",
-            &[&key.account, &key.region, &key.name, &shard],
-        )
-        .await
-        .map_err(other)?;
-        tx.execute(
-            "UPDATE retsu.outbox SET target_shard = $3
-             WHERE target_shard = $2 AND taken_at IS NULL AND record::jsonb->>'target_arn' = $1",
-            &[&arn, &from, &shard],
-        )
-        .await
-        .map_err(other)?;
-        tx.execute("SELECT pg_notify('retsu_outbox', $1::int::text)", &[&shard])
+        let arn = format!("arn:aws:sqs:{region}:{account}:{name}");
+        tx.query(MOVE, &[account, region, name, &from, &shard, &arn])
             .await
             .map_err(other)?;
         moved.push((key.clone(), shard));
     }
-    // Every spare goes back now: used ones to the node asked for, the
-    // others to whoever takes them.
-    tx.execute(
-        "UPDATE retsu.lease SET expires = '-infinity' WHERE id = ANY($1) AND node = $2",
-        &[&spare_ids, &node],
-    )
-    .await
-    .map_err(other)?;
-    tx.execute(
-        "UPDATE retsu.meta SET value = (SELECT max(id) FROM retsu.lease)::text WHERE key = 'shards'",
-        &[],
-    )
-    .await
-    .map_err(other)?;
-    tx.execute(
-        "INSERT INTO retsu.meta (key, value) VALUES ('moves', '1')
-         ON CONFLICT (key) DO UPDATE SET value = (retsu.meta.value::bigint + 1)::text",
-        &[],
-    )
-    .await
-    .map_err(other)?;
-    tx.execute(
-        "SELECT pg_notify('retsu_cluster', 'queue moved'), pg_notify('retsu_queues', $1::int::text)",
-        &[&from],
-    )
-    .await
-    .map_err(other)?;
+    tx.query(DONE, &[&spare_ids, &node, &from])
+        .await
+        .map_err(other)?;
     tx.commit().await.map_err(other)?;
     Ok(Moved { queues: moved })
 }

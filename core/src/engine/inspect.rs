@@ -287,6 +287,21 @@ impl Engine {
         state.store.get(slot).map(|m| peeked(m, retention_ms))
     }
 
+    /// One message by id in whichever queue holds it, changing nothing
+    /// (one lookup per queue): for a message stored before this engine
+    /// started, which its history does not know.
+    pub fn find_message(&self, message_id: &str) -> Option<(QueueKey, PeekedMessage)> {
+        let id = Uuid::parse_str(message_id).ok()?;
+        let queues: Vec<Arc<Queue>> = self.queues.iter().map(|e| e.value().clone()).collect();
+        queues.into_iter().find_map(|queue| {
+            let mut state = queue.lock_at(self.now());
+            let retention_ms = state.settings.message_retention_period as u64 * 1000;
+            let slot = state.store.slot_of(&id)?;
+            let found = state.store.get(slot).map(|m| peeked(m, retention_ms))?;
+            Some((queue.key.clone(), found))
+        })
+    }
+
     /// Removes one message by id, whatever its state, without a receipt
     /// handle (Transition::AdminDeleted).
     pub fn admin_delete(&self, key: &QueueKey, message_id: &str) -> Result<(), AdminError> {
