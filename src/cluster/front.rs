@@ -434,52 +434,59 @@ impl Front {
         let named = forwarded
             .then(|| parts.headers.get(SHARD)?.to_str().ok()?.parse::<i32>().ok())
             .flatten();
-        let target = match named {
-            Some(shard) if self.rechecking() => match self.target_of(&mut parts, &body).await {
-                // Routed on an older read of where its queue is.
-                Ok(Target::Shard(now)) if now != shard && self.local(now).is_none() => {
-                    let mut answer = unavailable(
+        // Sent back once at most: the queue moved out of the shard it was
+        // sent to, so where it is now is read again.
+        let mut moved = false;
+        loop {
+            // A request passed on is routed again only for a while after a
+            // queue moved: the sender may have routed on an older read.
+            let routed = match named {
+                Some(_) if !self.rechecking() => None,
+                _ => Some(self.target_of(&mut parts, &body).await),
+            };
+            let target = match (named, routed) {
+                (Some(shard), Some(Ok(Target::Shard(now)))) if now != shard => {
+                    if self.local(now).is_none() {
+                        let mut answer = unavailable(
+                            &parts.headers,
+                            "The queue moved to another node. Please retry.",
+                        );
+                        let headers = answer.headers_mut();
+                        headers.insert(NOT_HERE, HeaderValue::from_static("1"));
+                        headers.insert(MOVED, HeaderValue::from_static("1"));
+                        return answer;
+                    }
+                    Ok(Target::Shard(now))
+                }
+                (Some(shard), _) => Ok(Target::Shard(shard)),
+                (None, Some(routed)) => routed,
+                (None, None) => Ok(Target::Shard(HOME_SHARD)),
+            };
+            return match target {
+                Ok(Target::Shard(shard)) => {
+                    let mut answer = self
+                        .answer_from(shard, &parts, body.clone(), forwarded)
+                        .await;
+                    if answer.headers().contains_key(MOVED) {
+                        if !moved {
+                            moved = true;
+                            self.queues_moved();
+                            continue;
+                        }
+                        answer.headers_mut().remove(MOVED);
+                        answer.headers_mut().remove(NOT_HERE);
+                    }
+                    answer
+                }
+                Ok(Target::Gather(what)) => self.gather(what, &parts, body).await,
+                Err(e) => {
+                    tracing::warn!("cannot read where a name is placed: {e}");
+                    unavailable(
                         &parts.headers,
-                        "The queue moved to another node. Please retry.",
-                    );
-                    let headers = answer.headers_mut();
-                    headers.insert(NOT_HERE, HeaderValue::from_static("1"));
-                    headers.insert(MOVED, HeaderValue::from_static("1"));
-                    return answer;
+                        "The node cannot reach the cluster's database to find the queue or topic. Please retry.",
+                    )
                 }
-                Ok(Target::Shard(now)) => Ok(Target::Shard(now)),
-                _ => Ok(Target::Shard(shard)),
-            },
-            Some(shard) => Ok(Target::Shard(shard)),
-            None => self.target_of(&mut parts, &body).await,
-        };
-        match target {
-            Ok(Target::Shard(shard)) if forwarded => {
-                self.answer_from(shard, &parts, body, true).await
-            }
-            Ok(Target::Shard(shard)) => {
-                let answer = self.answer_from(shard, &parts, body.clone(), false).await;
-                if !answer.headers().contains_key(MOVED) {
-                    return answer;
-                }
-                // Sent where the queue was: where it is now is read again.
-                self.queues_moved();
-                let mut answer = match self.target_of(&mut parts, &body).await {
-                    Ok(Target::Shard(shard)) => self.answer_from(shard, &parts, body, false).await,
-                    _ => answer,
-                };
-                answer.headers_mut().remove(MOVED);
-                answer.headers_mut().remove(NOT_HERE);
-                answer
-            }
-            Ok(Target::Gather(what)) => self.gather(what, &parts, body).await,
-            Err(e) => {
-                tracing::warn!("cannot read where a name is placed: {e}");
-                unavailable(
-                    &parts.headers,
-                    "The node cannot reach the cluster's database to find the queue or topic. Please retry.",
-                )
-            }
+            };
         }
     }
 
