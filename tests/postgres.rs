@@ -135,7 +135,8 @@ async fn an_older_format_is_migrated_with_its_queues() {
              INSERT INTO retsu.meta (key, value)
                 SELECT key, value FROM retsu.shard_meta WHERE shard = 1 AND key = 'engine';
              DROP TABLE retsu.shard_meta; DROP TABLE retsu.placement; DROP TABLE retsu.outbox;
-             DELETE FROM retsu.meta WHERE key = 'shards';
+             DELETE FROM retsu.meta WHERE key IN ('shards', 'moves');
+             DROP FUNCTION retsu.move_queues;
              DROP INDEX retsu.queues_shard; ALTER TABLE retsu.queues DROP COLUMN shard;
              DELETE FROM retsu.lease WHERE id <> 1;
              ALTER TABLE retsu.lease DROP CONSTRAINT lease_shard;

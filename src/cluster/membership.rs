@@ -260,15 +260,61 @@ impl Membership {
         sql: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<Vec<tokio_postgres::Row>, String> {
-        let result = self.client().await?.query(sql, params).await;
+        self.coded_rows(sql, params).await.map_err(|(_, e)| e)
+    }
+
+    /// As [`Membership::rows`], with the error's SQLSTATE when the
+    /// statement failed (not the connection).
+    async fn coded_rows(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, (Option<String>, String)> {
+        let client = self.client().await.map_err(|e| (None, e))?;
+        let result = client.query(sql, params).await;
         result.map_err(|e| {
             self.client = None;
-            format!(
+            let text = format!(
                 "PostgreSQL {}: {}",
                 self.shown,
                 crate::journal::describe_postgres_error(&e)
-            )
+            );
+            (e.code().map(|c| c.code().to_string()), text)
         })
+    }
+
+    /// Moves the queues `asked` out of shard `from` (held at `epoch`, its
+    /// engine stopped) into shards of their own, in one statement
+    /// (`retsu.move_queues`, `queue_move.rs`): each queue moved and its
+    /// shard, or the error's SQLSTATE and text.
+    pub async fn move_queues(
+        &mut self,
+        (from, epoch): (i32, i64),
+        spares: &[(i32, i64)],
+        asked: &[AskedMove],
+    ) -> Result<Vec<(String, i32)>, (Option<String>, String)> {
+        let node = self.node.clone();
+        let (spare_ids, spare_epochs): (Vec<i32>, Vec<i64>) = spares.iter().copied().unzip();
+        let accounts: Vec<&str> = asked.iter().map(|a| a.key.account.as_str()).collect();
+        let regions: Vec<&str> = asked.iter().map(|a| a.key.region.as_str()).collect();
+        let names: Vec<&str> = asked.iter().map(|a| a.key.name.as_str()).collect();
+        let rows = self
+            .coded_rows(
+                "SELECT moved_name, moved_to FROM retsu.move_queues($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                &[
+                    &from,
+                    &node,
+                    &epoch,
+                    &spare_ids,
+                    &spare_epochs,
+                    &accounts,
+                    &regions,
+                    &names,
+                    &crate::journal::MAX_SHARDS,
+                ],
+            )
+            .await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     /// Adds this node's row. A row of the same id whose heartbeat is
@@ -432,19 +478,6 @@ impl Membership {
             )
             .await?;
         Ok(rows.first().map(|r| (r.get(0), r.get(1))))
-    }
-
-    /// The connection, for a transaction of several statements
-    /// (`queue_move.rs`). A failure there should be followed by
-    /// [`Membership::reconnect`].
-    pub async fn transaction_client(&mut self) -> Result<&mut Client, String> {
-        self.client().await?;
-        Ok(self.client.as_mut().expect("connected above"))
-    }
-
-    /// Drops the connection: the next statement runs on a fresh one.
-    pub fn reconnect(&mut self) {
-        self.client = None;
     }
 
     /// Whether `node` is registered (live or not).

@@ -919,17 +919,11 @@ async fn move_queues(
             .iter()
             .filter_map(|s| Some((*s, epoch_of(*s)?)))
             .collect();
-        let node = members.node.clone();
-        let outcome = match members.transaction_client().await {
-            Ok(client) => {
-                queue_move::carry_out(client, &node, (shard, epoch), &spare_epochs, &moves).await
-            }
-            Err(e) => Err(queue_move::Failed::Other(e)),
-        };
+        let outcome = queue_move::carry_out(members, (shard, epoch), &spare_epochs, &moves).await;
         let released = match outcome {
             Ok(moved) => {
-                for (key, to) in &moved.queues {
-                    tracing::info!(queue = %key.name, from = shard, to, "moved a queue into a shard of its own");
+                for (name, to) in &moved {
+                    tracing::info!(queue = %name, from = shard, to, "moved a queue into a shard of its own");
                 }
                 loader.front.queues_moved();
                 true
@@ -940,7 +934,6 @@ async fn move_queues(
                 ))
             }
             Err(queue_move::Failed::Other(e)) => {
-                members.reconnect();
                 tracing::warn!(
                     shard,
                     "cannot move queues out of the shard (asked still): {e}"

@@ -182,10 +182,77 @@ ALTER TABLE retsu.lease ADD COLUMN wanted text;
 /// moves it, into a shard of its own that then goes to that node
 /// (`cluster/queue_move.rs`); `moves` in `meta` counts the moves, so a
 /// node that kept where names were knows to read them again.
+///
+/// `move_queues` is the move itself, one statement: the holder of shard
+/// `p_from` (at `p_epoch`, its engine stopped, as the spares' engines)
+/// puts each queue named and still asked for into a spare with nothing in
+/// it or a new lease row (at most `p_max`), moved to the node asked for;
+/// the queue's row, placement and waiting hand-overs go with it. Every
+/// spare is released, the moves counted, every node told.
 const CLUSTER_6: &str = "
 ALTER TABLE retsu.placement ADD COLUMN wanted text;
 CREATE INDEX placement_wanted ON retsu.placement (shard) WHERE wanted IS NOT NULL;
 INSERT INTO retsu.meta (key, value) VALUES ('moves', '0') ON CONFLICT (key) DO NOTHING;
+CREATE FUNCTION retsu.move_queues(p_from int, p_node text, p_epoch bigint,
+    p_spares int[], p_spare_epochs bigint[],
+    p_accounts text[], p_regions text[], p_names text[], p_max int)
+RETURNS TABLE (moved_name text, moved_to int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    i int;
+    v_to text;
+    v_shard int;
+BEGIN
+    -- One move at a time picks a new shard's number.
+    PERFORM pg_advisory_xact_lock(491328402285);
+    PERFORM retsu.fence(p_from, p_node, p_epoch);
+    FOR i IN 1 .. coalesce(array_length(p_spares, 1), 0) LOOP
+        PERFORM retsu.fence(p_spares[i], p_node, p_spare_epochs[i]);
+    END LOOP;
+    FOR i IN 1 .. coalesce(array_length(p_names, 1), 0) LOOP
+        SELECT p.wanted INTO v_to FROM retsu.placement p
+        WHERE p.kind = 'queue' AND p.account = p_accounts[i] AND p.region = p_regions[i]
+            AND p.name = p_names[i] AND p.shard = p_from AND p.wanted IS NOT NULL
+        FOR UPDATE;
+        CONTINUE WHEN NOT FOUND;
+        SELECT s INTO v_shard FROM unnest(p_spares) AS s
+        WHERE NOT EXISTS (SELECT 1 FROM retsu.placement p WHERE p.shard = s)
+            AND NOT EXISTS (SELECT 1 FROM retsu.queues q WHERE q.shard = s)
+        ORDER BY s LIMIT 1;
+        IF v_shard IS NULL THEN
+            SELECT max(l.id) + 1 INTO v_shard FROM retsu.lease l;
+            IF v_shard > p_max THEN
+                RAISE EXCEPTION 'the store has % shards, the most it may have', p_max
+                    USING ERRCODE = 'RT002';
+            END IF;
+            INSERT INTO retsu.lease (id, node, epoch, expires, wanted)
+                VALUES (v_shard, '', 0, '-infinity', v_to);
+        ELSE
+            UPDATE retsu.lease SET wanted = v_to WHERE id = v_shard;
+        END IF;
+        UPDATE retsu.queues SET shard = v_shard WHERE shard = p_from
+            AND record::jsonb->>'account' = p_accounts[i]
+            AND record::jsonb->>'region' = p_regions[i]
+            AND record::jsonb->>'name' = p_names[i];
+        UPDATE retsu.placement SET shard = v_shard, wanted = NULL
+        WHERE kind = 'queue' AND account = p_accounts[i] AND region = p_regions[i]
+            AND name = p_names[i];
+        UPDATE retsu.outbox SET target_shard = v_shard
+        WHERE target_shard = p_from AND taken_at IS NULL
+            AND record::jsonb->>'target_arn'
+                = format('arn:aws:sqs:%s:%s:%s', p_regions[i], p_accounts[i], p_names[i]);
+        PERFORM pg_notify('retsu_outbox', v_shard::text);
+        moved_name := p_names[i];
+        moved_to := v_shard;
+        RETURN NEXT;
+    END LOOP;
+    UPDATE retsu.lease SET expires = '-infinity' WHERE id = ANY(p_spares) AND node = p_node;
+    UPDATE retsu.meta SET value = (SELECT max(l.id) FROM retsu.lease l)::text WHERE key = 'shards';
+    INSERT INTO retsu.meta (key, value) VALUES ('moves', '1')
+        ON CONFLICT (key) DO UPDATE SET value = (retsu.meta.value::bigint + 1)::text;
+    PERFORM pg_notify('retsu_cluster', 'queue moved');
+    PERFORM pg_notify('retsu_queues', p_from::text);
+END $$;
 ";
 
 /// The shard count a store made by a single server gets (it serves
