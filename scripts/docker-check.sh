@@ -6,7 +6,7 @@
 #   2. builds the static binary on the host (+crt-static, x86_64 gnu);
 #   3. builds the Dockerfile's runtime stage from it with podman
 #      (--build-arg BINARY=prebuilt: FROM scratch + COPY, no registry);
-#   4. checks the image: size under 12 MiB, exactly the binary and /data,
+#   4. checks the image: size under 12.25 MiB, exactly the binary and /data,
 #      non-root user, port, environment, volume, HEALTHCHECK;
 #   5. runs it: `podman run` if this machine allows; otherwise the image's
 #      own root filesystem (podman image mount) under unshare + chroot, on
@@ -26,7 +26,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 IMAGE=localhost/retsu:check
-LIMIT=$((12 * 1024 * 1024))
+# The budget (BENCHMARKS.md, "Image and package size"): 12 MiB and 256 KiB.
+LIMIT=$((12 * 1024 * 1024 + 256 * 1024))
 TARGET=x86_64-unknown-linux-gnu
 BIN=target/$TARGET/release/retsu
 WORK=$(mktemp -d /tmp/retsu-docker-check.XXXXXX)
@@ -98,7 +99,7 @@ EXERCISED+=("Dockerfile runtime stage built by podman from the host binary (--bu
 # ---------------------------------------------------------------- 4. image checks
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 say "image size: $size bytes (limit $LIMIT)"
-[ "$size" -lt "$LIMIT" ] || fail "image is $size bytes, over 12 MiB"
+[ "$size" -lt "$LIMIT" ] || fail "image is $size bytes, over 12.25 MiB"
 inspect() { podman image inspect --format "$1" "$IMAGE"; }
 [ "$(inspect '{{.Config.User}}')" = "65532:65532" ] || fail "user is '$(inspect '{{.Config.User}}')', want 65532:65532"
 inspect '{{json .Config.ExposedPorts}}' | grep -q '"9324/tcp"' || fail "9324/tcp not exposed"
@@ -114,7 +115,7 @@ say "image contents: $listing"
 [ "$listing" = "./data ./retsu " ] || fail "unexpected image contents: $listing"
 [ "$(stat -c %u:%g "$ROOT/data")" = "65532:65532" ] || fail "/data is owned by $(stat -c %u:%g "$ROOT/data")"
 cmp -s "$ROOT/retsu" "$BIN" || fail "/retsu is not the binary just built"
-EXERCISED+=("image checks: $size bytes (< 12 MiB); contents exactly /retsu and /data (owned 65532:65532); USER 65532:65532; EXPOSE 9324; RETSU_HOST=0.0.0.0; VOLUME /data; HEALTHCHECK [\"CMD\",\"/retsu\",\"health\"]")
+EXERCISED+=("image checks: $size bytes (< 12.25 MiB); contents exactly /retsu and /data (owned 65532:65532); USER 65532:65532; EXPOSE 9324; RETSU_HOST=0.0.0.0; VOLUME /data; HEALTHCHECK [\"CMD\",\"/retsu\",\"health\"]")
 
 # ---------------------------------------------------------------- 5. run it
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
