@@ -993,14 +993,7 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         )),
         "{shown}"
     );
-    let asked = Instant::now();
-    while serving(&c, moved).await != Some(to) {
-        assert!(
-            asked.elapsed() < long / 3,
-            "shard {moved} did not move to node {to}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_served_by(&c, moved, to, long / 3).await;
     assert_eq!(shard_of(&c, &neighbour_name(&neighbour)), shard);
     assert_eq!(server_of(&c, shard).await, from);
     // The state came with it, through every node: one message waiting,
@@ -1053,14 +1046,7 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         String::from_utf8_lossy(&out.stderr)
     );
     let fifo_shard = shard_of(&c, "moving.fifo");
-    let asked = Instant::now();
-    while serving(&c, fifo_shard).await != Some(from) {
-        assert!(
-            asked.elapsed() < long / 3,
-            "shard {fifo_shard} did not move"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_served_by(&c, fifo_shard, from, long / 3).await;
     for via in 0..3 {
         let again = send_fifo(via).await.unwrap();
         assert_eq!(again.message_id(), Some(first_id.as_str()), "via {via}");
@@ -1278,14 +1264,7 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
         .await;
         assert_eq!(v["moved"]["done"], true, "{v}");
         let shard = shard_of(&c, "busy.fifo");
-        let asked = Instant::now();
-        while serving(&c, shard).await != Some(to) {
-            assert!(
-                asked.elapsed() < LEASE * 3,
-                "shard {shard} did not move to node {to}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_served_by(&c, shard, to, LEASE * 3).await;
         at = to;
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
@@ -1372,13 +1351,7 @@ async fn a_queue_moves_alone_once_its_message_move_task_ends() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let moved = shard_of(&c, "dead");
-    while serving(&c, moved).await != Some(to) {
-        assert!(
-            asked.elapsed() < LEASE * 6,
-            "shard {moved} did not reach node {to}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_served_by(&c, moved, to, LEASE * 6).await;
     // Every message is in one of the two queues, once.
     let mut all = bodies(&client(&c, 2), &dead).await;
     all.extend(bodies(&client(&c, 1), &source).await);
@@ -1435,6 +1408,18 @@ async fn server_of(c: &Cluster, shard: i64) -> usize {
     match serving(c, shard).await {
         Some(i) => i,
         None => panic!("no node serves shard {shard}"),
+    }
+}
+
+/// Waits until node `to` serves `shard`, failing after `within`.
+async fn wait_served_by(c: &Cluster, shard: i64, to: usize, within: Duration) {
+    let asked = Instant::now();
+    while serving(c, shard).await != Some(to) {
+        assert!(
+            asked.elapsed() < within,
+            "shard {shard} did not reach node {to}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
