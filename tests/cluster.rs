@@ -898,13 +898,11 @@ async fn the_configuration_file_sets_a_queue_the_api_made_in_another_shard() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
-    if no_postgres() {
-        return;
-    }
     // Long enough that a move waiting for a lease to lapse would show.
     let long = Duration::from_secs(30);
-    let c = Cluster::start("move", 3, long).await;
-    wait_spread(&c, Duration::from_secs(20)).await;
+    let Some(c) = spread_cluster("move", long).await else {
+        return;
+    };
     let q = create_queue_via(&client(&c, 0), "moving", &[]).await;
     let fifo = create_queue_via(&client(&c, 1), "moving.fifo", &[("FifoQueue", "true")]).await;
     for body in ["a", "b"] {
@@ -1161,11 +1159,9 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
 async fn a_queue_moved_under_load_keeps_every_message_in_order() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
-    if no_postgres() {
+    let Some(c) = spread_cluster("move_load", LEASE).await else {
         return;
-    }
-    let c = Cluster::start("move_load", 3, LEASE).await;
-    wait_spread(&c, Duration::from_secs(20)).await;
+    };
     let q = create_queue_via(&client(&c, 0), "busy.fifo", &[("FifoQueue", "true")]).await;
     let stop = Arc::new(AtomicBool::new(false));
     let acked = Arc::new(Mutex::new(Vec::<u64>::new()));
@@ -1299,11 +1295,9 @@ async fn a_queue_moved_under_load_keeps_every_message_in_order() {
 /// answers "not yet"; cancelled, the queue moves with what the task left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queue_moves_alone_once_its_message_move_task_ends() {
-    if no_postgres() {
+    let Some(c) = spread_cluster("move_task", LEASE).await else {
         return;
-    }
-    let c = Cluster::start("move_task", 3, LEASE).await;
-    wait_spread(&c, Duration::from_secs(20)).await;
+    };
     let sqs = client(&c, 0);
     let dead = create_queue_via(&sqs, "dead", &[]).await;
     let policy = format!(
@@ -1410,6 +1404,16 @@ async fn server_of(c: &Cluster, shard: i64) -> usize {
         Some(i) => i,
         None => panic!("no node serves shard {shard}"),
     }
+}
+
+/// Three nodes with the shards spread over them (None without PostgreSQL).
+async fn spread_cluster(hint: &str, lease: Duration) -> Option<Cluster> {
+    if no_postgres() {
+        return None;
+    }
+    let c = Cluster::start(hint, 3, lease).await;
+    wait_spread(&c, Duration::from_secs(20)).await;
+    Some(c)
 }
 
 /// Waits until node `to` serves `shard`, failing after `within`.

@@ -838,10 +838,12 @@ async fn move_queues(
         let Some(Held::Owned(o)) = held.get(&ask.shard) else {
             continue;
         };
-        let arn = format!(
-            "arn:aws:sqs:{}:{}:{}",
-            ask.key.region, ask.key.account, ask.key.name
-        );
+        let arn = crate::engine::QueueKey {
+            region: ask.key.region.clone(),
+            account: ask.key.account.clone(),
+            name: ask.key.name.clone(),
+        }
+        .arn();
         if o.server.engine().moving_messages_from(&arn) {
             tracing::debug!(queue = %ask.key.name, "a queue asked to move waits for its message move task");
             continue;
