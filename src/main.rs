@@ -228,6 +228,10 @@ async fn check_config(cli: &Cli, matches: &clap::ArgMatches, file: &Path) -> Exi
 }
 
 async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
+    // Listening from the first moment: a stop that lands while the server
+    // starts (a supervisor that stops it as soon as it answers) is a
+    // graceful stop, not the signal's default action.
+    let mut signals = StopSignals::install();
     // Configuration problems go to stderr before logging exists: the file
     // may be what chooses the log format.
     let resolved = match resolve_and_check(cli, matches, None).await {
@@ -265,7 +269,13 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     // A cluster node: the store's lease decides what this process serves.
     match retsu::cluster::Settings::from_config(&config) {
         Ok(Some(settings)) => {
-            return retsu::cluster::serve(config, plan, settings, shutdown_signal()).await
+            return retsu::cluster::serve(
+                config,
+                plan,
+                settings,
+                async move { signals.next().await },
+            )
+            .await
         }
         Ok(None) => {}
         Err(e) => {
@@ -402,7 +412,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     }
 
     let orphaned = tokio::select! {
-        _ = shutdown_signal() => false,
+        _ = signals.next() => false,
         _ = stdin_closed(cli.exit_on_stdin_close) => true,
     };
     if orphaned {
@@ -422,7 +432,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
     // then or while draining, means "now".
     tokio::select! {
         _ = run_stage(&hooks, retsu::localstack::Stage::Shutdown, &hook_env) => {}
-        _ = shutdown_signal() => {
+        _ = signals.next() => {
             tracing::warn!("second signal: exiting without waiting");
             return ExitCode::FAILURE;
         }
@@ -441,7 +451,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
                 }
             }
         }
-        _ = shutdown_signal() => {
+        _ = signals.next() => {
             tracing::warn!("second signal: exiting without waiting");
             ExitCode::FAILURE
         }
@@ -528,26 +538,49 @@ async fn stdin_closed(enabled: bool) {
     let _ = rx.await;
 }
 
-/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM (`docker stop`).
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// SIGINT (Ctrl-C) and, on Unix, SIGTERM (`docker stop`). Each listener
+/// is made once and kept, so a signal is never missed between two waits.
+struct StopSignals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            StopSignals {
+                term: signal(SignalKind::terminate()).ok(),
+                int: signal(SignalKind::interrupt()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    /// Resolves at the next signal; never if none could be listened for.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                _ = recv(&mut self.term) => {}
+                _ = recv(&mut self.int) => {}
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
     }
 }

@@ -117,6 +117,38 @@ async fn exits_zero_on_sigint() {
     assert_eq!(status.code(), Some(0), "{status}");
 }
 
+/// A supervisor may stop the server the moment its ready line appears
+/// (a test fixture that found nothing to do, `docker stop` right after
+/// start). That stop is graceful too: the signal listeners exist before
+/// the socket opens, or the signal's default action kills the process.
+#[test]
+fn a_stop_right_after_the_ready_line_exits_zero() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    for round in 0..30 {
+        let mut child = retsu()
+            .args(["--port", "0", "--log-level", "warn"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("retsu ready "), "{line:?}");
+        let name = if round % 2 == 0 { "-TERM" } else { "-INT" };
+        let sent = std::process::Command::new("kill")
+            .args([name, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "round {round} ({name}): {status}");
+    }
+}
+
 #[tokio::test]
 async fn flags_set_the_region_and_account() {
     let retsu = start(&["--region", "eu-central-1", "--account-id", "123456789012"]);
