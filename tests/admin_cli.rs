@@ -9,7 +9,7 @@ mod common;
 
 use std::process::Output;
 
-use common::process::{free_port, retsu, Running};
+use common::process::{retsu, Running};
 use common::{create_queue_via, send_via};
 use serde_json::Value;
 
@@ -18,13 +18,14 @@ const START_MS: u64 = 1_767_225_600_000;
 
 /// The binary serving with a frozen clock at [`START_MS`].
 fn start(extra: &[&str]) -> Running {
-    let port = free_port();
-    let mut command = retsu();
-    command
-        .args(["--port", &port.to_string()])
-        .args(["--clock", "frozen", "--clock-start", "2026-01-01T00:00:00Z"])
-        .args(extra);
-    Running::start(command, port)
+    Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command
+            .args(["--port", &port.to_string()])
+            .args(["--clock", "frozen", "--clock-start", "2026-01-01T00:00:00Z"])
+            .args(extra);
+        command
+    })
 }
 
 impl Running {

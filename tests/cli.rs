@@ -9,16 +9,17 @@ mod common;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::process::{free_port, retsu, Running, IN_USE};
+use common::process::{retsu, Running, IN_USE};
 use common::{create_queue_via, send_via};
 
 /// Starts the binary with `RETSU_PORT` (so the environment variable is
 /// exercised) and waits until it accepts connections.
 fn start(args: &[&str]) -> Running {
-    let port = free_port();
-    let mut command = retsu();
-    command.args(args).env("RETSU_PORT", port.to_string());
-    Running::start(command, port)
+    Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command.args(args).env("RETSU_PORT", port.to_string());
+        command
+    })
 }
 
 #[test]

@@ -832,15 +832,16 @@ report_batch_item_failures = true
 "#,
     )
     .unwrap();
-    let port = free_port();
     let start = || {
-        let mut command = retsu();
-        command
-            .args(["--port", &port.to_string(), "--config"])
-            .arg(&file)
-            .arg("--data-dir")
-            .arg(dir.join("data"));
-        Running::start(command, port)
+        Running::start_on_free_port(|port| {
+            let mut command = retsu();
+            command
+                .args(["--port", &port.to_string(), "--config"])
+                .arg(&file)
+                .arg("--data-dir")
+                .arg(dir.join("data"));
+            command
+        })
     };
     let mut first = start();
     let lambda = lambda::client(&first.endpoint());

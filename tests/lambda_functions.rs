@@ -561,13 +561,14 @@ async fn made_functions_and_their_mappings_survive_a_restart() {
     let handler = Handler::start().await;
     let dir = std::env::temp_dir().join(format!("retsu-lambda-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
-    let port = free_port();
     let start = || {
-        let mut command = retsu();
-        command
-            .args(["--port", &port.to_string(), "--data-dir"])
-            .arg(dir.join("data"));
-        Running::start(command, port)
+        Running::start_on_free_port(|port| {
+            let mut command = retsu();
+            command
+                .args(["--port", &port.to_string(), "--data-dir"])
+                .arg(dir.join("data"));
+            command
+        })
     };
     let mut first = start();
     let lambda = lambda::client(&first.endpoint());

@@ -12,7 +12,7 @@ mod common;
 use std::time::Duration;
 
 use common::lambda::{self, eventually, rie_available, single_node_only, Rie};
-use common::process::{free_port, retsu, Running};
+use common::process::{retsu, Running};
 use common::{queue_arn, TestServer, ACCOUNT, REGION};
 use retsu::config::Config;
 use retsu::lambda::FunctionTarget;
@@ -229,12 +229,13 @@ fn cells(line: &str) -> Vec<&str> {
 
 #[tokio::test]
 async fn retsu_mappings_lists_them() {
-    let port = free_port();
-    let mut command = retsu();
-    command
-        .args(["--port", &port.to_string()])
-        .args(["--function", "orders=http://127.0.0.1:1"]);
-    let server = Running::start(command, port);
+    let server = Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command
+            .args(["--port", &port.to_string()])
+            .args(["--function", "orders=http://127.0.0.1:1"]);
+        command
+    });
     let cli = |args: &[&str]| {
         let out = retsu()
             .args(args)

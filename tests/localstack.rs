@@ -290,12 +290,11 @@ async fn localstack_variables_and_the_file_layer_as_documented() {
     // LOCALSTACK_HOST names the queue URLs' host; a flag's port wins over
     // GATEWAY_LISTEN; SQS_ENDPOINT_STRATEGY=path names the region in the
     // path of every queue URL, on the host the request reached.
-    let port = free_port();
     let mut c = command();
-    c.args(["--localstack", "--port", &port.to_string()])
+    c.args(["--localstack", "--port", "0"])
         .env("GATEWAY_LISTEN", "127.0.0.1:1")
         .env("LOCALSTACK_HOST", "localstack:4566");
-    let p = Proc::start(c, port);
+    let p = Proc::start(c, 0);
     let sqs = common::sdk_client(&p.endpoint(), "us-east-1");
     let url = sqs.create_queue().queue_name("a").send().await.unwrap();
     assert_eq!(
@@ -347,10 +346,9 @@ async fn localstack_variables_and_the_file_layer_as_documented() {
 
 #[tokio::test]
 async fn without_the_switch_there_is_no_ready_line() {
-    let port = free_port();
     let mut c = command();
-    c.args(["--port", &port.to_string()]);
-    let mut p = Proc::start(c, port);
+    c.args(["--port", "0"]);
+    let mut p = Proc::start(c, 0);
     // The LocalStack endpoints are still served.
     assert_eq!(p.json("/_localstack/init/ready").await["completed"], true);
     p.signal("TERM");
@@ -503,11 +501,10 @@ async fn no_localstack_serves_none_of_it_and_runs_no_hook() {
         &format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
         true,
     );
-    let port = free_port();
     let mut c = command();
-    c.args(["--no-localstack", "--port", &port.to_string(), "--init-dir"])
+    c.args(["--no-localstack", "--port", "0", "--init-dir"])
         .arg(&dir);
-    let p = Proc::start(c, port);
+    let p = Proc::start(c, 0);
     for path in [
         "/_localstack/health",
         "/_localstack/init",

@@ -54,11 +54,13 @@ async fn health_answers_ok_and_leaves_sqs_alone() {
 
 #[tokio::test]
 async fn starts_with_the_example_file_queues_wired_by_name() {
-    let port = free_port();
-    let mut command = retsu();
     // The flag beats the file's port 9324.
-    command.args(["--config", EXAMPLE, "--port", &port.to_string()]);
-    let retsu = Running::start(command, port);
+    let retsu = Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command.args(["--config", EXAMPLE, "--port", &port.to_string()]);
+        command
+    });
+    let port = retsu.port;
 
     let ready = retsu.line_with("retsu ready");
     for needle in [
@@ -173,12 +175,13 @@ async fn starts_with_the_example_file_queues_wired_by_name() {
 
 #[tokio::test]
 async fn json_logs_one_object_per_line() {
-    let port = free_port();
-    let mut command = retsu();
-    command
-        .args(["--log-format", "json", "--log-level", "debug"])
-        .env("RETSU_PORT", port.to_string());
-    let retsu = Running::start(command, port);
+    let retsu = Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command
+            .args(["--log-format", "json", "--log-level", "debug"])
+            .env("RETSU_PORT", port.to_string());
+        command
+    });
     let ready: serde_json::Value =
         serde_json::from_str(&retsu.line_with("retsu ready")).expect("JSON line");
     assert_eq!(ready["level"], "INFO");
@@ -368,10 +371,12 @@ fn a_bad_file_stops_start_up_before_listening() {
 
 #[test]
 fn health_subcommand_probes_the_running_server() {
-    let port = free_port();
-    let mut command = retsu();
-    command.env("RETSU_PORT", port.to_string());
-    let _retsu = Running::start(command, port);
+    let running = Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command.env("RETSU_PORT", port.to_string());
+        command
+    });
+    let port = running.port;
 
     // Default endpoint: loopback on the port from the environment, as in
     // the container's HEALTHCHECK.
@@ -414,10 +419,11 @@ fn health_subcommand_probes_the_running_server() {
 /// at its line before anything listens.
 #[tokio::test]
 async fn configured_topics_deliver_to_the_queues_they_name() {
-    let port = free_port();
-    let mut command = retsu();
-    command.args(["--config", EXAMPLE, "--port", &port.to_string()]);
-    let retsu = Running::start(command, port);
+    let retsu = Running::start_on_free_port(|port| {
+        let mut command = retsu();
+        command.args(["--config", EXAMPLE, "--port", &port.to_string()]);
+        command
+    });
     let sqs = retsu.client("us-east-1");
     let sns = common::sns_client(&retsu.endpoint());
     let topic = "arn:aws:sns:us-east-1:000000000000:order-events";

@@ -842,13 +842,14 @@ async fn platform_applications_and_endpoints_are_served() {
 /// `retsu` on its own data directory (a process, so it can be killed and
 /// started again on the same directory).
 fn start_on(dir: &std::path::Path) -> common::process::Running {
-    let port = common::process::free_port();
-    let mut command = common::process::retsu();
-    command
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--port", &port.to_string()]);
-    common::process::Running::start(command, port)
+    common::process::Running::start_on_free_port(|port| {
+        let mut command = common::process::retsu();
+        command
+            .arg("--data-dir")
+            .arg(dir)
+            .args(["--port", &port.to_string()]);
+        command
+    })
 }
 
 async fn http_json(url: &str) -> Value {
