@@ -493,10 +493,11 @@ async fn bad_cluster_settings_are_refused_at_start() {
     let err = refused(&["--store", &c.url]);
     assert!(err.contains("in use by a Retsu cluster"), "{err}");
     let single = pg::fresh_database("single");
-    let port = free_port();
-    let mut s = process::retsu();
-    s.args(["--port", &port.to_string(), "--store", &single]);
-    let _single = process::Running::start(s, port);
+    let _single = process::Running::start_on_free_port(|port| {
+        let mut s = process::retsu();
+        s.args(["--port", &port.to_string(), "--store", &single]);
+        s
+    });
     let err = refused(&["--store", &single, "--cluster-secret", "0123456789abcdef"]);
     assert!(err.contains("in use by a single Retsu server"), "{err}");
 }
@@ -1070,6 +1071,35 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
     let row = &v["shards"][(moved - 1) as usize];
     assert_eq!(row["moved_to"], c.nodes[to].id.as_str(), "{v}");
 
+    // Alone in its shard now, it moves again with that shard: no shard is
+    // added, and what it held (one message in flight, one sent now) goes
+    // along. Asked again for the node that has it, nothing moves.
+    let shards = v["shards"].as_array().unwrap().len();
+    let third = 3 - from - to;
+    client(&c, third)
+        .send_message()
+        .queue_url(&q)
+        .message_body("c")
+        .send()
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        let v = post_json(
+            &c,
+            from,
+            "/_retsu/cluster/move",
+            serde_json::json!({"queue": "moving", "node": c.nodes[third].id}),
+        )
+        .await;
+        assert_eq!(v["moved"]["shard"], moved, "{v}");
+        assert_eq!(v["moved"]["done"], true, "{v}");
+        assert_eq!(v["shards"].as_array().unwrap().len(), shards, "{v}");
+    }
+    assert_eq!(shard_of(&c, "moving"), moved);
+    wait_served_by(&c, moved, third, long / 3).await;
+    assert_eq!(in_flight(&client(&c, to), &q).await, "1");
+    assert_eq!(bodies(&client(&c, from), &q).await, ["c"]);
+
     // A topic by its ARN, through the API.
     let topic = sns_client(&c.nodes[0].endpoint())
         .create_topic()
@@ -1148,7 +1178,7 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         .await
         .unwrap();
     assert_eq!(r.status(), 409);
-    assert_eq!(server_of(&c, moved).await, to);
+    assert_eq!(server_of(&c, moved).await, third);
 }
 
 /// A FIFO queue moved from node to node three times while a producer and

@@ -133,6 +133,15 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
     let cluster = Cluster::start("faults", 3, LEASE).await;
+    let store = cluster.url.clone();
+    let shards = || {
+        pg::with_client(&store, |pg| {
+            pg.query_one("SELECT count(*) FROM retsu.lease", &[])
+                .unwrap()
+                .get::<_, i64>(0)
+        })
+    };
+    let shards_at_start = shards();
     let endpoints: Vec<String> = cluster.nodes.iter().map(|n| n.endpoint()).collect();
     let setup = sqs(&endpoints[0]);
     let dlq = common::create_queue_via(&setup, "dlq", &[]).await;
@@ -171,6 +180,12 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
             .send()
             .await
             .unwrap();
+    }
+    // Idle queues beside them (names go to the shard with the fewest), so
+    // that a queue's first move takes it out of a shard it shares and its
+    // later moves take its own shard along: both kinds of move happen.
+    for i in 0..10 {
+        common::create_queue_via(&setup, &format!("idle-{i}"), &[]).await;
     }
 
     let ledger: Shared = Arc::default();
@@ -541,6 +556,14 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
     if unique.len() != fifo_left.len() {
         violations.push("a FIFO message is stored twice".into());
     }
+    // A queue moves into a shard of its own once; after that it moves
+    // with that shard, so the moves add at most one shard per queue.
+    let shards_at_end = shards();
+    if shards_at_end > shards_at_start + 5 {
+        violations.push(format!(
+            "{shards_at_end} shards after the moves, {shards_at_start} before"
+        ));
+    }
     failovers.sort();
     let p50 = failovers
         .get(failovers.len() / 2)
@@ -551,7 +574,8 @@ async fn the_cluster_under_faults_loses_nothing_and_keeps_fifo_order() {
     eprintln!(
         "faults: {step} over {:?}; acknowledged sends {}, deletes answered {}, unanswered requests {}, \
          left: standard {} dlq {} fifo {} fan-a {} fan-b {}; lost {}, violations {}; \
-         failovers {} (p50 {p50:?}, max {max:?}, lease {LEASE:?}); queues moved {}",
+         failovers {} (p50 {p50:?}, max {max:?}, lease {LEASE:?}); queues moved {}, \
+         shards {shards_at_start} before and {shards_at_end} after",
         started.elapsed(),
         l.sent.len(),
         l.deleted.len(),

@@ -932,6 +932,24 @@ impl Front {
         node: &str,
     ) -> axum::response::Response {
         let bad = |status, message: String| crate::admin::error(status, message);
+        // A queue already on the node stays where it is; one alone in its
+        // shard moves with the shard, which adds no shard (and no
+        // connection) as repeated moves of one queue otherwise would.
+        let shard = match rows.queue_company(key, node).await {
+            Ok(Some((shard, true, _))) => {
+                if let Err(e) = rows.drop_queue_move(key).await {
+                    return bad(StatusCode::SERVICE_UNAVAILABLE, e);
+                }
+                return self.queue_moved_answer(rows, key, node, shard, true).await;
+            }
+            Ok(Some((shard, false, false))) if shard != HOME_SHARD => {
+                return self.move_queue_with_its_shard(rows, key, shard, node).await;
+            }
+            Ok(Some((shard, ..))) => shard,
+            // No such queue: asking says so.
+            Ok(None) => shard,
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        };
         match rows.ask_queue_move(key, node).await {
             Ok(Some(Move::Done)) => {}
             Ok(None) => {
@@ -997,6 +1015,67 @@ impl Front {
         };
         let mut v = self.cluster_value().await;
         v["moved"] = moved;
+        json_response(StatusCode::OK, v)
+    }
+
+    /// Moves the queue `key`, alone in `shard`, by moving the shard, and
+    /// waits up to a lease for `node` to take it.
+    async fn move_queue_with_its_shard(
+        &self,
+        rows: &mut Membership,
+        key: &Key,
+        shard: i32,
+        node: &str,
+    ) -> axum::response::Response {
+        let bad = |status, message: String| crate::admin::error(status, message);
+        let name = &key.name;
+        match rows.move_shard(shard, node).await {
+            Ok(Move::Done) => {}
+            Ok(Move::NoSuchNode) => {
+                return bad(
+                    StatusCode::NOT_FOUND,
+                    format!("no node {node:?} in this cluster"),
+                )
+            }
+            Ok(Move::NotLive) => {
+                return bad(
+                    StatusCode::CONFLICT,
+                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take queue {name:?}"),
+                );
+            }
+            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        }
+        // An earlier ask to move it alone is answered by this move.
+        if let Err(e) = rows.drop_queue_move(key).await {
+            return bad(StatusCode::SERVICE_UNAVAILABLE, e);
+        }
+        tracing::info!(node = %node, shard, name = %name, "queue moved with its shard through the admin API");
+        self.stale.notify_one();
+        let deadline = Instant::now() + self.lease;
+        let done = loop {
+            let done = rows.holds(shard, node).await.unwrap_or(false);
+            if done || Instant::now() >= deadline {
+                break done;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        self.queue_moved_answer(rows, key, node, shard, done).await
+    }
+
+    /// The cluster's view, with what became of moving the queue `key`.
+    async fn queue_moved_answer(
+        &self,
+        rows: &mut Membership,
+        key: &Key,
+        node: &str,
+        shard: i32,
+        done: bool,
+    ) -> axum::response::Response {
+        if let Ok(view) = rows.view().await {
+            self.set_view(view);
+        }
+        let mut v = self.cluster_value().await;
+        v["moved"] = json!({"queue": key.name, "node": node, "shard": shard, "done": done});
         json_response(StatusCode::OK, v)
     }
 

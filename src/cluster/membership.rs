@@ -453,6 +453,44 @@ impl Membership {
         }))
     }
 
+    /// What moving the queue `key` to `node` takes, from the rows as they
+    /// are now (a node's cache of where names are may be a move behind):
+    /// the queue's shard, whether `node` holds that shard (live, not asked
+    /// to give it up), and whether anything else (a queue or a topic) is
+    /// placed in it. `None`: no such queue.
+    pub async fn queue_company(
+        &mut self,
+        key: &super::route::Key,
+        node: &str,
+    ) -> Result<Option<(i32, bool, bool)>, String> {
+        let rows = self
+            .rows(
+                "WITH q AS (SELECT shard FROM retsu.placement
+                        WHERE kind = 'queue' AND account = $1 AND region = $2 AND name = $3)
+                 SELECT q.shard,
+                    EXISTS (SELECT 1 FROM retsu.lease l WHERE l.id = q.shard AND l.node = $4
+                        AND l.expires > now() AND (l.wanted IS NULL OR l.wanted = $4)),
+                    EXISTS (SELECT 1 FROM retsu.placement p WHERE p.shard = q.shard
+                        AND NOT (p.kind = 'queue' AND p.account = $1 AND p.region = $2
+                            AND p.name = $3))
+                 FROM q",
+                &[&key.account, &key.region, &key.name, &node],
+            )
+            .await?;
+        Ok(rows.first().map(|r| (r.get(0), r.get(1), r.get(2))))
+    }
+
+    /// Whether `node` holds `shard` now.
+    pub async fn holds(&mut self, shard: i32, node: &str) -> Result<bool, String> {
+        let rows = self
+            .rows(
+                "SELECT 1 FROM retsu.lease WHERE id = $1 AND node = $2 AND expires > now()",
+                &[&shard, &node],
+            )
+            .await?;
+        Ok(!rows.is_empty())
+    }
+
     /// Drops an ask to move the queue `key` alone.
     pub async fn drop_queue_move(&mut self, key: &super::route::Key) -> Result<(), String> {
         self.rows(

@@ -21,6 +21,11 @@
 //! (message move tasks) stays with the shard, so a queue whose messages a
 //! move task is still moving waits for the task to end.
 //!
+//! The admin API asks for this only when it is needed: a queue alone in
+//! its shard (one moved before) moves with the shard, and a queue whose
+//! shard the named node holds stays where it is (`front.rs`), so moving
+//! one queue back and forth adds no shards.
+//!
 //! Every move counts in `meta.moves`. Nodes keep where each name is; a
 //! node that sees the count change reads the names again, and for a lease
 //! after it, checks that a request passed on for a shard it holds is for
