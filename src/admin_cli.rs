@@ -472,6 +472,18 @@ fn render_cluster(v: &Value) -> String {
         .collect();
     // A queue moved alone (`retsu cluster move`).
     let queue = match &v["moved"] {
+        m if m["how"] == "stayed" => format!(
+            "queue {} is on {} already, in shard {}\n",
+            text(&m["queue"]),
+            text(&m["node"]),
+            text(&m["shard"])
+        ),
+        m if m["how"] == "with its shard" && m["done"].as_bool() != Some(true) => format!(
+            "queue {} asked to move to {} with its shard {}: not there yet (its holder hands the shard over)\n",
+            text(&m["queue"]),
+            text(&m["node"]),
+            text(&m["shard"])
+        ),
         m if m.is_object() && m["done"].as_bool() == Some(true) => format!(
             "queue {} moved to {} in shard {}\n",
             text(&m["queue"]),

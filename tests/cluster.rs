@@ -1083,7 +1083,7 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         .send()
         .await
         .unwrap();
-    for _ in 0..2 {
+    for how in ["with its shard", "stayed"] {
         let v = post_json(
             &c,
             from,
@@ -1092,9 +1092,29 @@ async fn a_queue_moved_to_a_node_goes_there_alone_with_its_state_and_stays() {
         )
         .await;
         assert_eq!(v["moved"]["shard"], moved, "{v}");
+        assert_eq!(v["moved"]["how"], how, "{v}");
         assert_eq!(v["moved"]["done"], true, "{v}");
         assert_eq!(v["shards"].as_array().unwrap().len(), shards, "{v}");
     }
+    let out = process::retsu()
+        .args([
+            "cluster",
+            "move",
+            "moving",
+            &c.nodes[third].id,
+            "--endpoint",
+            &c.nodes[to].endpoint(),
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains(&format!(
+            "queue moving is on {} already, in shard {moved}",
+            c.nodes[third].id
+        )),
+        "{shown}"
+    );
     assert_eq!(shard_of(&c, "moving"), moved);
     wait_served_by(&c, moved, third, long / 3).await;
     assert_eq!(in_flight(&client(&c, to), &q).await, "1");

@@ -940,7 +940,9 @@ impl Front {
                 if let Err(e) = rows.drop_queue_move(key).await {
                     return bad(StatusCode::SERVICE_UNAVAILABLE, e);
                 }
-                return self.queue_moved_answer(rows, key, node, shard, true).await;
+                return self
+                    .queue_moved_answer(rows, key, node, shard, "stayed", true)
+                    .await;
             }
             Ok(Some((shard, false, false))) if shard != HOME_SHARD => {
                 return self.move_queue_with_its_shard(rows, key, shard, node).await;
@@ -1005,6 +1007,7 @@ impl Front {
                 "queue": key.name,
                 "node": node,
                 "shard": shard,
+                "how": "alone",
                 // Its holder moved it into a shard of its own; `false`:
                 // still asked (a message move task out of it still runs,
                 // or the holder is between leases).
@@ -1059,23 +1062,28 @@ impl Front {
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         };
-        self.queue_moved_answer(rows, key, node, shard, done).await
+        self.queue_moved_answer(rows, key, node, shard, "with its shard", done)
+            .await
     }
 
-    /// The cluster's view, with what became of moving the queue `key`.
+    /// The cluster's view, with what became of moving the queue `key`:
+    /// `how` it went ("stayed" on the node that had it, "with its shard").
     async fn queue_moved_answer(
         &self,
         rows: &mut Membership,
         key: &Key,
         node: &str,
         shard: i32,
+        how: &str,
         done: bool,
     ) -> axum::response::Response {
         if let Ok(view) = rows.view().await {
             self.set_view(view);
         }
         let mut v = self.cluster_value().await;
-        v["moved"] = json!({"queue": key.name, "node": node, "shard": shard, "done": done});
+        v["moved"] = json!({
+            "queue": key.name, "node": node, "shard": shard, "how": how, "done": done,
+        });
         json_response(StatusCode::OK, v)
     }
 
