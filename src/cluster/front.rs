@@ -898,21 +898,9 @@ impl Front {
         if key.kind == Kind::Queue {
             return self.move_queue(rows, &key, shard, &node).await;
         }
-        match rows.move_shard(shard, &node).await {
-            Ok(Move::Done) => {}
-            Ok(Move::NoSuchNode) => {
-                return bad(
-                    StatusCode::NOT_FOUND,
-                    format!("no node {node:?} in this cluster"),
-                )
-            }
-            Ok(Move::NotLive) => {
-                return bad(
-                    StatusCode::CONFLICT,
-                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take shard {shard}"),
-                )
-            }
-            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        let asked = rows.move_shard(shard, &node).await;
+        if let Some(refused) = move_refusal(asked, &node, &format!("shard {shard}")) {
+            return refused;
         }
         tracing::info!(node = %node, shard, name = %key.name, "shard moved through the admin API");
         if let Ok(view) = rows.view().await {
@@ -952,8 +940,7 @@ impl Front {
             Ok(None) => shard,
             Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
         };
-        match rows.ask_queue_move(key, node).await {
-            Ok(Some(Move::Done)) => {}
+        let asked = match rows.ask_queue_move(key, node).await {
             Ok(None) => {
                 return bad(
                     StatusCode::NOT_FOUND,
@@ -963,20 +950,11 @@ impl Front {
                     ),
                 )
             }
-            Ok(Some(Move::NoSuchNode)) => {
-                return bad(
-                    StatusCode::NOT_FOUND,
-                    format!("no node {node:?} in this cluster"),
-                )
-            }
-            Ok(Some(Move::NotLive)) => {
-                let name = &key.name;
-                return bad(
-                    StatusCode::CONFLICT,
-                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take queue {name:?}"),
-                );
-            }
-            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+            Ok(Some(asked)) => Ok(asked),
+            Err(e) => Err(e),
+        };
+        if let Some(refused) = move_refusal(asked, node, &format!("queue {:?}", key.name)) {
+            return refused;
         }
         tracing::info!(node = %node, name = %key.name, "queue move asked through the admin API");
         self.stale.notify_one();
@@ -1032,21 +1010,9 @@ impl Front {
     ) -> axum::response::Response {
         let bad = |status, message: String| crate::admin::error(status, message);
         let name = &key.name;
-        match rows.move_shard(shard, node).await {
-            Ok(Move::Done) => {}
-            Ok(Move::NoSuchNode) => {
-                return bad(
-                    StatusCode::NOT_FOUND,
-                    format!("no node {node:?} in this cluster"),
-                )
-            }
-            Ok(Move::NotLive) => {
-                return bad(
-                    StatusCode::CONFLICT,
-                    format!("node {node:?} is draining or its heartbeat lapsed: it cannot take queue {name:?}"),
-                );
-            }
-            Err(e) => return bad(StatusCode::SERVICE_UNAVAILABLE, e),
+        let asked = rows.move_shard(shard, node).await;
+        if let Some(refused) = move_refusal(asked, node, &format!("queue {name:?}")) {
+            return refused;
         }
         // An earlier ask to move it alone is answered by this move.
         if let Err(e) = rows.drop_queue_move(key).await {
@@ -1247,4 +1213,26 @@ fn authority(url: &str) -> Option<String> {
         Some(_) => authority.to_string(),
         None => format!("{}:80", authority.host()),
     })
+}
+
+/// The answer to a move that was not asked for (`None`: it was): no such
+/// node, a node that cannot take `what`, or the store unreachable.
+fn move_refusal(
+    asked: Result<Move, String>,
+    node: &str,
+    what: &str,
+) -> Option<axum::response::Response> {
+    let bad = |status, message: String| Some(crate::admin::error(status, message));
+    match asked {
+        Ok(Move::Done) => None,
+        Ok(Move::NoSuchNode) => bad(
+            StatusCode::NOT_FOUND,
+            format!("no node {node:?} in this cluster"),
+        ),
+        Ok(Move::NotLive) => bad(
+            StatusCode::CONFLICT,
+            format!("node {node:?} is draining or its heartbeat lapsed: it cannot take {what}"),
+        ),
+        Err(e) => bad(StatusCode::SERVICE_UNAVAILABLE, e),
+    }
 }
