@@ -266,7 +266,7 @@ async fn serve(cli: &Cli, matches: &clap::ArgMatches) -> ExitCode {
         return ExitCode::from(BAD_CONFIG);
     }
 
-    // A cluster node: the store's lease decides what this process serves.
+    // A cluster node: the shard leases it holds decide what it serves.
     match retsu::cluster::Settings::from_config(&config) {
         Ok(Some(settings)) => {
             return retsu::cluster::serve(

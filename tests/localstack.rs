@@ -228,12 +228,12 @@ fn path_with_aws_cli() -> Option<std::ffi::OsString> {
 #[tokio::test]
 async fn localstack_switch_serves_localstacks_port_urls_and_ready_line() {
     // GATEWAY_LISTEN picks the port (4566 itself may be taken on a shared
-    // machine); the rest are LocalStack's defaults.
-    let port = free_port();
+    // machine: port 0, and the ready line names the one bound); the rest
+    // are LocalStack's defaults.
     let mut c = command();
-    c.arg("--localstack")
-        .env("GATEWAY_LISTEN", format!("127.0.0.1:{port}"));
-    let mut p = Proc::start(c, port);
+    c.arg("--localstack").env("GATEWAY_LISTEN", "127.0.0.1:0");
+    let mut p = Proc::start(c, 0);
+    let port = p.port;
     assert_eq!(
         p.stdout_line(Duration::from_secs(10)).as_deref(),
         Some("Ready."),
@@ -305,13 +305,13 @@ async fn localstack_variables_and_the_file_layer_as_documented() {
 
     let dir = scratch("file");
     let file = dir.join("retsu.toml");
-    let port = free_port();
-    std::fs::write(&file, format!("localstack = true\nport = {port}\n")).unwrap();
+    std::fs::write(&file, "localstack = true\nport = 0\n").unwrap();
     let mut c = command();
     c.arg("--config")
         .arg(&file)
         .env("SQS_ENDPOINT_STRATEGY", "path");
-    let p = Proc::start(c, port);
+    let p = Proc::start(c, 0);
+    let port = p.port;
     assert_eq!(
         p.stdout_line(Duration::from_secs(10)).as_deref(),
         Some("Ready.")
@@ -399,14 +399,14 @@ async fn init_hooks_run_in_order_with_awslocal_and_report_their_state() {
     );
     std::fs::write(dir.join("ready.d/README.txt"), "not a script").unwrap();
 
-    let port = free_port();
     let mut c = command();
-    c.args(["--localstack", "--port", &port.to_string(), "--init-dir"])
+    c.args(["--localstack", "--port", "0", "--init-dir"])
         .arg(&dir);
     if let Some(path) = &aws_path {
         c.env("PATH", path);
     }
-    let mut p = Proc::start(c, port);
+    let mut p = Proc::start(c, 0);
+    let port = p.port;
     let marks = || std::fs::read_to_string(&marker).unwrap_or_default();
     assert_eq!(
         marks(),

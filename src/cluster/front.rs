@@ -1,7 +1,8 @@
-//! What a cluster node's port serves. The node holding the store's lease
-//! answers from its engine; every other node passes the request on to it
-//! unchanged (Host included, so queue URLs name the endpoint the client
-//! used) and returns its answer as it comes, long polls included. A node
+//! What a cluster node's port serves. A request for a queue or topic in a
+//! shard this node holds is answered from that shard's engine; one for
+//! another shard is passed on to that shard's holder unchanged (Host
+//! included, so queue URLs name the endpoint the client used), and its
+//! answer is returned as it arrives, long polls included. A node
 //! that cannot answer (no holder known, holder unreachable, lease lapsed)
 //! answers `ServiceUnavailable` in the caller's protocol, which every
 //! SDK retries.
@@ -386,7 +387,7 @@ impl Front {
             (&Method::POST, "/_retsu/cluster/drain") => return self.drain(req, true).await,
             (&Method::POST, "/_retsu/cluster/undrain") => return self.drain(req, false).await,
             (&Method::POST, "/_retsu/cluster/move") => return self.move_to_node(req).await,
-            // This node is up, whichever holds the lease.
+            // This node is up, whichever shards it holds.
             (&Method::GET, "/health") => return "ok".into_response(),
             // What this node owns, labelled with its id.
             (&Method::GET, "/metrics") => return self.metrics(req).await,
@@ -542,7 +543,7 @@ impl Front {
                     continue;
                 }
                 return unavailable(
-                    "No node of the cluster holds the store's lease yet. Please retry.",
+                    "No node of the cluster holds this request's shard yet. Please retry.",
                 );
             };
             let answer = self.forward(&authority, shard, parts, body.clone()).await;
@@ -715,7 +716,7 @@ impl Front {
         forwarded.inc_by(self.forwarded.load(Ordering::Relaxed));
         registry.register(
             "forwarded_requests",
-            "Requests this node passed on to the lease holder",
+            "Requests this node passed on to the node holding their shard",
             forwarded,
         );
         if prometheus_client::encoding::text::encode(&mut text, &registry).is_err() {

@@ -147,7 +147,7 @@ fn hostname() -> String {
 }
 
 /// Says why this node stops, and stops it: whatever it would answer now
-/// could contradict the node that holds the lease. A node that does not
+/// could contradict the node that holds the shard now. A node that does not
 /// exit answers nothing more (its front is gone) and stops taking part.
 fn lost(why: &str, exit: bool, front: &Front) {
     front.gone();

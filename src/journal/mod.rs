@@ -115,8 +115,8 @@ impl Store {
     }
 }
 
-/// What a cluster node's commits are checked against: the store's lease
-/// as this node took it. A commit made after another node took the lease
+/// What a cluster node's commits are checked against: a shard's lease as
+/// this node took it. A commit made after another node took the lease
 /// fails, and `fenced` is called (the node must stop answering at once).
 pub struct Fence {
     /// The shard whose lease this is (`cluster`): the journal loads and

@@ -12,9 +12,9 @@
 //! only after taking the lock back, so two servers never both write.
 //!
 //! A cluster node holds no lock (a paused process keeps its session, and
-//! its lock, alive): it holds the store's lease (`src/cluster/`), and each
+//! its lock, alive): it holds its shards' leases (`src/cluster/`), and each
 //! of its commits begins with `retsu.fence(node, epoch)`, which fails once
-//! another node has taken the lease and, by locking the lease row until
+//! another node has taken the shard's lease and, by locking its row until
 //! the commit ends, makes a node taking the lease wait for the commits
 //! already under way: what the new owner loads holds every answered change.
 //!
