@@ -461,11 +461,12 @@ fn render_cluster(v: &Value) -> String {
         .flatten()
         .filter(|s| s["moved_to"].is_string())
         .map(|s| {
-            let (to, holder) = (text(&s["moved_to"]), text(&s["holder"]));
-            let state = if to == holder && s["live"].as_bool() == Some(true) {
-                "held there".to_string()
-            } else {
-                format!("held by {holder} until it hands over")
+            let to = text(&s["moved_to"]);
+            let state = match s["holder"].as_str() {
+                Some(h) if h == to && s["live"].as_bool() == Some(true) => "held there".into(),
+                Some(h) => format!("held by {h} until it hands over"),
+                // Given up by its last holder, not yet taken.
+                None => format!("{to} takes it next"),
             };
             format!("shard {} moved to {to}: {state}\n", text(&s["shard"]))
         })
@@ -497,14 +498,16 @@ fn render_cluster(v: &Value) -> String {
         ),
         _ => String::new(),
     };
-    format!(
-        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}{queue}{moved}",
+    // The table, then one line per move (the caller ends the last line).
+    let shown = format!(
+        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}\n{queue}{moved}",
         text(&v["node"]),
         table(
             &["NODE", "URL", "HEARTBEAT", "STATE", "SHARDS", "OWNS"],
             &rows
         )
-    )
+    );
+    shown.trim_end_matches('\n').to_string()
 }
 
 /// One row per subscription (a topic without any gets one row of its own).
@@ -981,6 +984,46 @@ pub fn run(command: &AdminCommand, args: &AdminArgs) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cluster_table_then_one_line_per_move() {
+        let v = json!({
+            "node": "node-a",
+            "lease": {"holder": "node-c", "live": true, "epoch": 2, "expires_in_ms": 4000},
+            "nodes": [
+                {"id": "node-a", "url": "http://10.0.0.11:9324", "heartbeat_age_ms": 3,
+                 "draining": false, "shards": [7, 9], "owns": "1 queue, 0 topics"},
+            ],
+            "shards": [
+                {"shard": 9, "moved_to": "node-a", "holder": "node-a", "live": true},
+                {"shard": 4, "moved_to": "node-c", "holder": "node-b", "live": true},
+                {"shard": 5, "moved_to": "node-c", "holder": null, "live": false},
+            ],
+            "moved": {"queue": "orders", "node": "node-a", "shard": 9, "how": "alone", "done": true},
+        });
+        let shown = render_cluster(&v);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(
+            lines[2],
+            "NODE    URL                    HEARTBEAT  STATE      SHARDS  OWNS"
+        );
+        assert_eq!(
+            lines[3..],
+            [
+                "node-a  http://10.0.0.11:9324  3 ms ago   candidate  7,9     1 queue, 0 topics",
+                "queue orders moved to node-a in shard 9",
+                "shard 9 moved to node-a: held there",
+                "shard 4 moved to node-c: held by node-b until it hands over",
+                "shard 5 moved to node-c: node-c takes it next",
+            ],
+            "{shown}"
+        );
+        // Nothing moved: the table's last row ends the text.
+        let mut idle = v.clone();
+        idle["shards"] = json!([]);
+        idle["moved"] = Value::Null;
+        assert!(render_cluster(&idle).ends_with("1 queue, 0 topics"));
+    }
 
     #[test]
     fn answers_plain_and_chunked() {
