@@ -498,9 +498,21 @@ fn render_cluster(v: &Value) -> String {
         ),
         _ => String::new(),
     };
-    // The table, then one line per move (the caller ends the last line).
+    // A drain's answer comes once the node holds no shard, or after a
+    // lease with `done: false`.
+    let drained = match &v["drained"] {
+        d if d["done"].as_bool() == Some(true) => {
+            format!("node {} drained: it holds no shard\n", text(&d["node"]))
+        }
+        d if d.is_object() => format!(
+            "node {} draining: it still holds shards, and hands them over as its answers end\n",
+            text(&d["node"])
+        ),
+        _ => String::new(),
+    };
+    // The table, then one line per change (the caller ends the last line).
     let shown = format!(
-        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}\n{queue}{moved}",
+        "asked: {}\nshard 1 (the cluster's clock) held by: {holder}\n{}\n{drained}{queue}{moved}",
         text(&v["node"]),
         table(
             &["NODE", "URL", "HEARTBEAT", "STATE", "SHARDS", "OWNS"],
@@ -1023,6 +1035,13 @@ mod tests {
         idle["shards"] = json!([]);
         idle["moved"] = Value::Null;
         assert!(render_cluster(&idle).ends_with("1 queue, 0 topics"));
+        // A drain, done or not yet.
+        idle["drained"] = json!({"node": "node-b", "done": true});
+        assert!(render_cluster(&idle).ends_with("\nnode node-b drained: it holds no shard"));
+        idle["drained"]["done"] = json!(false);
+        assert!(render_cluster(&idle).ends_with(
+            "\nnode node-b draining: it still holds shards, and hands them over as its answers end"
+        ));
     }
 
     #[test]

@@ -640,7 +640,16 @@ async fn a_drained_holder_hands_over_at_once_with_the_clock_and_keeps_forwarding
         "{shown}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(shown.contains("draining"), "{shown}");
+    // Answered once the node holds no shard: its row shows none.
+    let line = format!("node {} drained: it holds no shard", c.nodes[holder].id);
+    assert!(shown.lines().any(|l| l == line), "{shown}");
+    let row = shown
+        .lines()
+        .find(|l| l.starts_with(&format!("{} ", c.nodes[holder].id)))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let cells: Vec<&str> = row.split("  ").filter(|c| !c.is_empty()).collect();
+    assert_eq!(cells[3].trim(), "draining", "{row}");
+    assert_eq!(cells[4].trim(), "-", "{row}");
     let drained = Instant::now();
     let next = loop {
         let now = c.wait_for_holder(Duration::from_secs(10)).await;

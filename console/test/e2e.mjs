@@ -778,6 +778,8 @@ async function main() {
         await page.locator(`[data-testid="node-${first}"][data-state="draining"]`).waitFor();
         await page.locator(`[data-testid="node-${other}"][data-state="holder"]`).waitFor();
         check('draining the holder from the screen hands the lease to the other node', true);
+        await page.locator('.toasts .toast', { hasText: `${first} is drained: it holds no shard` }).waitFor();
+        check('and the drain is answered once the node holds no shard', true);
         await page.getByTestId(`undrain-${first}`).click();
         await page.locator(`[data-testid="node-${first}"][data-state="candidate"]`).waitFor();
         check('and undraining it makes it a candidate again', true);

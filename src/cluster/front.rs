@@ -800,7 +800,36 @@ impl Front {
         }
         // The node's loop reads the rows now: a drained holder hands over.
         self.stale.notify_one();
-        self.cluster_view(&parts.headers).await
+        if !draining {
+            return self.cluster_view(&parts.headers).await;
+        }
+        // Answered once the node holds no shard (at most a lease), so that
+        // `retsu cluster drain n && <stop n>` stops a node that serves
+        // nothing.
+        let deadline = Instant::now() + self.lease;
+        let done = loop {
+            let holds = match rows.view().await {
+                Ok(view) => {
+                    let holds = view
+                        .leases
+                        .iter()
+                        .any(|l| l.holder == node && l.expires_in_ms.is_some_and(|ms| ms > 0));
+                    self.set_view(view);
+                    holds
+                }
+                Err(_) => true,
+            };
+            if !holds || Instant::now() >= deadline {
+                break !holds;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        if let Some(refused) = self.refused_admin(&parts.headers) {
+            return refused;
+        }
+        let mut v = self.cluster_value().await;
+        v["drained"] = json!({ "node": node, "done": done });
+        json_response(StatusCode::OK, v)
     }
 
     /// An admin request's head and JSON body (`None`: no body), or the

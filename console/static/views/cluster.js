@@ -17,8 +17,11 @@ function nodeState(n) {
 export function ClusterView() {
   const { data, error, reload } = usePoll(() => admin('cluster'));
   const drain = async (id, draining) => {
-    await admin(draining ? 'cluster/drain' : 'cluster/undrain', { method: 'POST', body: { node: id } });
-    notify(draining ? `${id} is drained: it hands the lease over` : `${id} may hold the lease again`);
+    // A drain is answered once the node holds no shard, or after a lease.
+    const answer = await admin(draining ? 'cluster/drain' : 'cluster/undrain', { method: 'POST', body: { node: id } });
+    const done = answer && answer.drained && answer.drained.done;
+    notify(!draining ? `${id} may hold shards again`
+      : done ? `${id} is drained: it holds no shard` : `${id} is draining: it hands its shards over`);
     reload();
   };
   const lease = data && data.lease;
