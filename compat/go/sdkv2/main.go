@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -540,6 +542,25 @@ func errorsTyped() any {
 	return strings.Join(seen, "; ")
 }
 
+// closedConnRetryer tries a request once more only when Go's HTTP transport
+// closed the connection under the SDK while it read an answer
+// (aws/aws-sdk-go-v2#2737: a race in the standard library's connection
+// loops, which the SDK's default retryer retries too). Every answer the
+// server gave, error or throttle, is seen as it came: nothing else is
+// retried.
+func closedConnRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = 2
+		o.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			if errors.Is(err, net.ErrClosed) {
+				return aws.TrueTernary
+			}
+			return aws.FalseTernary
+		})}
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+	})
+}
+
 func main() {
 	if len(os.Args) != 3 && len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: sdkv2 <endpoint> <results.json> [<sns-results.json>]")
@@ -547,10 +568,10 @@ func main() {
 	}
 	endpoint = strings.TrimRight(os.Args[1], "/")
 	c = sqs.New(sqs.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(endpoint),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", ""),
-		RetryMaxAttempts: 1,
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", ""),
+		Retryer:      closedConnRetryer(),
 	})
 	version := depVersion("github.com/aws/aws-sdk-go-v2/service/sqs")
 	funcs := map[string]func() any{

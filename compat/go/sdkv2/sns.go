@@ -277,10 +277,10 @@ func snsErrors() any {
 // runSns runs the SNS scenarios into out; c (the SQS client) is already set up.
 func runSns(out string) int {
 	sc = sns.New(sns.Options{
-		Region:           snsRegion,
-		BaseEndpoint:     aws.String(endpoint),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", ""),
-		RetryMaxAttempts: 1,
+		Region:       snsRegion,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", ""),
+		Retryer:      closedConnRetryer(),
 	})
 	funcs := map[string]func() any{
 		"sns_topic_lifecycle": snsTopicLifecycle, "sns_fanout_envelope": snsFanoutEnvelope,
