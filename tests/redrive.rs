@@ -970,6 +970,10 @@ async fn without_a_destination_each_message_returns_to_its_own_source() {
     assert_eq!(task.started_timestamp(), started_at as i64);
     assert!(!handle.is_empty());
     counts_in_cluster_soon(&t, &dlq, (0, 0, 0)).await;
+    // In a cluster a source in another shard takes its messages in from the
+    // outbox a moment after the task has ended.
+    counts_in_cluster_soon(&t, &a, (2, 0, 0)).await;
+    counts_in_cluster_soon(&t, &b, (2, 0, 0)).await;
 
     let back_a = drain(&t, &a).await;
     let back_b = drain(&t, &b).await;
