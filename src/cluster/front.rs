@@ -806,7 +806,7 @@ impl Front {
         // Answered once the node holds no shard (at most a lease), so that
         // `retsu cluster drain n && <stop n>` stops a node that serves
         // nothing.
-        let deadline = Instant::now() + self.lease;
+        let patience = self.a_lease();
         let done = loop {
             let holds = match rows.view().await {
                 Ok(view) => {
@@ -819,10 +819,9 @@ impl Front {
                 }
                 Err(_) => true,
             };
-            if !holds || Instant::now() >= deadline {
+            if !holds || !patience.again().await {
                 break !holds;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         };
         if let Some(refused) = self.refused_admin(&parts.headers) {
             return refused;
@@ -988,14 +987,13 @@ impl Front {
         }
         tracing::info!(node = %node, name = %key.name, "queue move asked through the admin API");
         self.stale.notify_one();
-        let deadline = Instant::now() + self.lease;
+        let patience = self.a_lease();
         let state = loop {
             let state = rows.queue_move_state(key).await;
             let asked = matches!(&state, Ok(Some((_, Some(_)))));
-            if !asked || Instant::now() >= deadline {
+            if !asked || !patience.again().await {
                 break state;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         };
         if let Ok(view) = rows.view().await {
             self.set_view(view);
@@ -1029,6 +1027,14 @@ impl Front {
         json_response(StatusCode::OK, v)
     }
 
+    /// How long an admin request waits for other nodes to do what it
+    /// asked of them: a lease.
+    fn a_lease(&self) -> Patience {
+        Patience {
+            until: Instant::now() + self.lease,
+        }
+    }
+
     /// Moves the queue `key`, alone in `shard`, by moving the shard, and
     /// waits up to a lease for `node` to take it.
     async fn move_queue_with_its_shard(
@@ -1050,13 +1056,12 @@ impl Front {
         }
         tracing::info!(node = %node, shard, name = %name, "queue moved with its shard through the admin API");
         self.stale.notify_one();
-        let deadline = Instant::now() + self.lease;
+        let patience = self.a_lease();
         let done = loop {
             let done = rows.holds(shard, node).await.unwrap_or(false);
-            if done || Instant::now() >= deadline {
+            if done || !patience.again().await {
                 break done;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         };
         self.queue_moved_answer(rows, key, node, shard, "with its shard", done)
             .await
@@ -1264,5 +1269,23 @@ fn move_refusal(
             format!("node {node:?} is draining or its heartbeat lapsed: it cannot take {what}"),
         ),
         Err(e) => bad(StatusCode::SERVICE_UNAVAILABLE, e),
+    }
+}
+
+/// A wait for rows that other nodes' loops change. They notify nothing
+/// this node listens for, and admin requests are rare: a short poll.
+struct Patience {
+    until: Instant,
+}
+
+impl Patience {
+    /// Pauses before the next look and says true, or says false once
+    /// the time is up.
+    async fn again(&self) -> bool {
+        if Instant::now() >= self.until {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        true
     }
 }
