@@ -48,14 +48,14 @@ pub fn fresh_database(hint: &str) -> String {
             }
         })
         .collect();
+    // Unique by construction: this process's id and a count within it
+    // (a name from the time of day alone was once given to two tests).
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = format!(
-        "t_{}_{}",
+        "t_{}_{}_{}",
         &clean[..clean.len().min(40)],
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_000_000
+        std::process::id(),
+        MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     let create = format!("CREATE DATABASE {name}");
     with_client(
