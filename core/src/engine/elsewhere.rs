@@ -32,7 +32,9 @@ use crate::api::MessageAttributes;
 /// target is not in the engine, so answer from memory.
 pub trait Elsewhere: Send + Sync {
     /// The facts a cross-queue check needs, or `None`: no such queue.
-    /// May be a little behind (an SNS delivery asks it on every publish).
+    /// May be a little behind (an SNS delivery asks it on every publish,
+    /// and asks [`Elsewhere::queue_now`] before dropping a delivery for
+    /// want of its queue).
     fn queue(&self, arn: &str) -> Option<RemoteQueue>;
 
     /// As [`Elsewhere::queue`], read where the truth is kept: for a check

@@ -25,12 +25,27 @@ fn arn(name: &str) -> String {
     format!("arn:aws:sqs:us-east-1:{ACCOUNT}:{name}")
 }
 
-/// The other engine, as the cluster would describe its queues.
+/// The other engine, as the cluster would describe its queues. `behind`:
+/// the last read has not seen what the other engine made since, so only
+/// [`Elsewhere::queue_now`] finds it.
 #[derive(Default)]
-struct Other(OnceLock<Weak<Engine>>);
+struct Other(OnceLock<Weak<Engine>>, std::sync::atomic::AtomicBool);
+
+impl Other {
+    fn fall_behind(&self) {
+        self.1.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 impl Elsewhere for Other {
     fn queue(&self, arn: &str) -> Option<RemoteQueue> {
+        if self.1.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        self.queue_now(arn)
+    }
+
+    fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {
         let engine = self.0.get()?.upgrade()?;
         let q = engine.queue_by_arn(arn)?;
         let policy = q.lock().settings.render("RedriveAllowPolicy");
@@ -516,6 +531,30 @@ async fn a_topic_delivers_into_queues_of_the_other_engine() {
     let envelope: serde_json::Value = serde_json::from_str(&m[0].body).unwrap();
     assert_eq!(envelope["Message"], "hello");
     assert_eq!(envelope["TopicArn"], topic.as_str());
+}
+
+/// A queue made a moment ago in the other engine, whose maker has been
+/// answered, gets the next publish even before this engine's last read of
+/// the other's queues has seen it.
+#[tokio::test]
+async fn a_publish_reaches_a_queue_the_last_read_has_not_seen_yet() {
+    let clock = clock();
+    let (a, b) = pair(&clock);
+    let topic = a.topic("t", false, "late").await;
+    a.publish(&topic, "before", None).await;
+    assert!(
+        carry(&a, &b).is_empty(),
+        "no queue yet: nothing handed over"
+    );
+    a.other.fall_behind();
+    let q = b.create("late", &[]).await;
+    a.publish(&topic, "after", None).await;
+    let carried = carry(&a, &b);
+    assert_eq!(carried.len(), 1);
+    let m = b.receive(&q).await;
+    assert_eq!(m.len(), 1);
+    let envelope: serde_json::Value = serde_json::from_str(&m[0].body).unwrap();
+    assert_eq!(envelope["Message"], "after");
 }
 
 #[tokio::test]

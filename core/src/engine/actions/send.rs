@@ -387,7 +387,15 @@ impl Engine {
     ) -> Result<Delivered, SqsError> {
         let queue = queue.or_else(|| self.queue_by_arn(queue_arn));
         if queue.is_none() {
-            if let Some(remote) = self.remote_queue(queue_arn).filter(|r| !r.deleted) {
+            // What this engine last read of other engines may not have seen
+            // a queue made a moment ago (its caller may already have been
+            // answered): before a delivery is dropped for want of its queue,
+            // the truth is asked.
+            let remote = self
+                .remote_queue(queue_arn)
+                .filter(|r| !r.deleted)
+                .or_else(|| self.remote_queue_now(queue_arn).filter(|r| !r.deleted));
+            if let Some(remote) = remote {
                 // What the target's send would refuse at once and the
                 // caller would act on (a subscription's dead-letter queue).
                 if remote.fifo && delivery.group_id.is_none() {
