@@ -146,9 +146,9 @@ struct Rounds {
 pub struct Directory {
     snapshot: RwLock<Arc<Snapshot>>,
     /// ARNs the database was asked for and did not have, forgotten when a
-    /// shard's queues change: a publish to a subscription whose queue is
-    /// gone, or a receive from a queue whose dead-letter queue is, asks
-    /// once, not each time.
+    /// shard's queues change: a receive from a queue whose dead-letter
+    /// queue is gone asks once, not each time. (An SNS delivery asks each
+    /// time before it drops a message: `ShardView::live_queue`.)
     missing: Mutex<HashSet<String>>,
     rounds: Mutex<Rounds>,
     changed: Condvar,
@@ -455,6 +455,16 @@ impl Elsewhere for ShardView {
         // Perhaps made a moment ago, or read as this shard's own and moved
         // alone to another since: asked where the truth is kept.
         self.queue_now(arn)
+    }
+
+    /// The last read when it has the queue alive, else the database, past
+    /// any remembered miss: a miss remembered from before the queue was
+    /// made would drop the delivery.
+    fn live_queue(&self, arn: &str) -> Option<RemoteQueue> {
+        match self.last_read(arn) {
+            Some(Some(known)) if !known.deleted => Some(known),
+            _ => self.queue_now(arn).filter(|q| !q.deleted),
+        }
     }
 
     fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {

@@ -32,10 +32,19 @@ use crate::api::MessageAttributes;
 /// target is not in the engine, so answer from memory.
 pub trait Elsewhere: Send + Sync {
     /// The facts a cross-queue check needs, or `None`: no such queue.
-    /// May be a little behind (an SNS delivery asks it on every publish,
-    /// and asks [`Elsewhere::queue_now`] before dropping a delivery for
-    /// want of its queue).
+    /// May be a little behind.
     fn queue(&self, arn: &str) -> Option<RemoteQueue>;
+
+    /// A queue that is not deleted: as [`Elsewhere::queue`] when that has
+    /// one, else read where the truth is kept, whatever an earlier miss
+    /// said. For an SNS delivery, asked on every publish: the message is
+    /// dropped when no queue is found, and the queue may have been made a
+    /// moment ago (its maker already answered).
+    fn live_queue(&self, arn: &str) -> Option<RemoteQueue> {
+        self.queue(arn)
+            .filter(|q| !q.deleted)
+            .or_else(|| self.queue_now(arn).filter(|q| !q.deleted))
+    }
 
     /// As [`Elsewhere::queue`], read where the truth is kept: for a check
     /// or a message's move that must not act on an older answer (a queue
@@ -211,6 +220,15 @@ impl Engine {
             return None;
         }
         elsewhere.queue(arn)
+    }
+
+    /// [`Elsewhere::live_queue`], when transfers reach other engines.
+    pub(super) fn remote_live_queue(&self, arn: &str) -> Option<RemoteQueue> {
+        let elsewhere = self.elsewhere.get()?;
+        if !self.shared.events.is_active() {
+            return None;
+        }
+        elsewhere.live_queue(arn)
     }
 
     /// Whether the SNS platform endpoint `arn`, of an application held

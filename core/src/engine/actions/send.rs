@@ -388,13 +388,8 @@ impl Engine {
         let queue = queue.or_else(|| self.queue_by_arn(queue_arn));
         if queue.is_none() {
             // What this engine last read of other engines may not have seen
-            // a queue made a moment ago (its caller may already have been
-            // answered): before a delivery is dropped for want of its queue,
-            // the truth is asked.
-            let remote = self
-                .remote_queue(queue_arn)
-                .filter(|r| !r.deleted)
-                .or_else(|| self.remote_queue_now(queue_arn).filter(|r| !r.deleted));
+            // a queue made a moment ago: asked before the delivery is dropped.
+            let remote = self.remote_live_queue(queue_arn);
             if let Some(remote) = remote {
                 // What the target's send would refuse at once and the
                 // caller would act on (a subscription's dead-letter queue).
