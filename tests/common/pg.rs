@@ -5,7 +5,6 @@
 //! rust-postgres's synchronous client runs a runtime of its own, so every
 //! call here runs on a thread of its own, never on the test's runtime.
 
-use postgres::error::SqlState;
 use postgres::{Client, NoTls};
 
 /// The admin URL, when the tests run against PostgreSQL.
@@ -49,40 +48,17 @@ pub fn fresh_database(hint: &str) -> String {
             }
         })
         .collect();
-    // This process's id, when it made its first, and a count within it
-    // (a name from the time of day alone was once given to two tests);
-    // a name taken all the same is passed over.
-    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    static STARTED: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
-    let started = STARTED.get_or_init(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_micros()
-            % 1_000_000
-    });
-    let admin = admin_url().expect("RETSU_TEST_POSTGRES is set");
-    for _ in 0..10 {
-        let name = format!(
-            "t_{}_{}_{started}_{}",
-            &clean[..clean.len().min(32)],
-            std::process::id(),
-            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let create = format!("CREATE DATABASE {name}");
-        let made = with_client(&admin, move |c| {
-            c.batch_execute(&create)
-                .map_err(|e| (e.code().cloned(), e.to_string()))
-        });
-        match made {
-            Ok(()) => return url_of(&name),
-            Err((Some(code), _))
-                if code == SqlState::DUPLICATE_DATABASE || code == SqlState::UNIQUE_VIOLATION =>
-            {
-                continue
-            }
-            Err((_, e)) => panic!("CREATE DATABASE {name}: {e}"),
-        }
-    }
-    panic!("CREATE DATABASE: ten names in a row were taken")
+    // 64 random bits: tests of several processes share the PostgreSQL, and
+    // a name from the time of day was once given to two of them.
+    let name = format!(
+        "t_{}_{:016x}",
+        &clean[..clean.len().min(32)],
+        rand::random::<u64>()
+    );
+    let create = format!("CREATE DATABASE {name}");
+    with_client(
+        &admin_url().expect("RETSU_TEST_POSTGRES is set"),
+        move |c| c.batch_execute(&create).expect("CREATE DATABASE"),
+    );
+    url_of(&name)
 }

@@ -211,24 +211,23 @@ impl Engine {
         let _ = self.elsewhere.set(elsewhere);
     }
 
-    /// The queue `arn` names if it is held elsewhere and a hand-over to it
-    /// can be carried: with nobody subscribed, a record would be dropped,
-    /// so the queue counts as missing (the message stays where it is).
-    pub(super) fn remote_queue(&self, arn: &str) -> Option<RemoteQueue> {
+    /// The other engines, when a hand-over to them can be carried: with
+    /// nobody subscribed, a record would be dropped, so their queues count
+    /// as missing (the message stays where it is).
+    fn carrier(&self) -> Option<&Arc<dyn Elsewhere>> {
         let elsewhere = self.elsewhere.get()?;
-        if !self.shared.events.is_active() {
-            return None;
-        }
-        elsewhere.queue(arn)
+        self.shared.events.is_active().then_some(elsewhere)
     }
 
-    /// [`Elsewhere::live_queue`], when transfers reach other engines.
+    /// The queue `arn` names if it is held elsewhere and a hand-over to it
+    /// can be carried.
+    pub(super) fn remote_queue(&self, arn: &str) -> Option<RemoteQueue> {
+        self.carrier()?.queue(arn)
+    }
+
+    /// [`Elsewhere::live_queue`], when a hand-over can be carried.
     pub(super) fn remote_live_queue(&self, arn: &str) -> Option<RemoteQueue> {
-        let elsewhere = self.elsewhere.get()?;
-        if !self.shared.events.is_active() {
-            return None;
-        }
-        elsewhere.live_queue(arn)
+        self.carrier()?.live_queue(arn)
     }
 
     /// Whether the SNS platform endpoint `arn`, of an application held
@@ -240,11 +239,7 @@ impl Engine {
     /// As [`Engine::remote_queue`], asked where the truth is kept (see
     /// [`Elsewhere::queue_now`]).
     pub(super) fn remote_queue_now(&self, arn: &str) -> Option<RemoteQueue> {
-        let elsewhere = self.elsewhere.get()?;
-        if !self.shared.events.is_active() {
-            return None;
-        }
-        elsewhere.queue_now(arn)
+        self.carrier()?.queue_now(arn)
     }
 
     /// The queues elsewhere that dead-letter into `arn`.

@@ -389,8 +389,7 @@ impl Engine {
         if queue.is_none() {
             // What this engine last read of other engines may not have seen
             // a queue made a moment ago: asked before the delivery is dropped.
-            let remote = self.remote_live_queue(queue_arn);
-            if let Some(remote) = remote {
+            if let Some(remote) = self.remote_live_queue(queue_arn) {
                 // What the target's send would refuse at once and the
                 // caller would act on (a subscription's dead-letter queue).
                 if remote.fifo && delivery.group_id.is_none() {
