@@ -27,9 +27,14 @@ fn arn(name: &str) -> String {
 
 /// The other engine, as the cluster would describe its queues. `behind`:
 /// the last read has not seen what the other engine made since, so only
-/// [`Elsewhere::queue_now`] finds it.
+/// [`Elsewhere::queue_now`] finds it. Counts the reads of the truth (a
+/// database round trip in the cluster).
 #[derive(Default)]
-struct Other(OnceLock<Weak<Engine>>, std::sync::atomic::AtomicBool);
+struct Other(
+    OnceLock<Weak<Engine>>,
+    std::sync::atomic::AtomicBool,
+    std::sync::atomic::AtomicUsize,
+);
 
 impl Other {
     fn fall_behind(&self) {
@@ -46,6 +51,7 @@ impl Elsewhere for Other {
     }
 
     fn queue_now(&self, arn: &str) -> Option<RemoteQueue> {
+        self.2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let engine = self.0.get()?.upgrade()?;
         let q = engine.queue_by_arn(arn)?;
         let policy = q.lock().settings.render("RedriveAllowPolicy");
@@ -480,6 +486,30 @@ async fn a_move_task_returns_messages_to_their_source_in_the_other_engine() {
     let tasks = b.engine.tasks.lock();
     let task = &tasks[&arn("dlq")][0];
     assert_eq!((task.status, task.moved), (redrive::Status::Completed, 1));
+}
+
+/// A step asks for each destination once, not once per message: asking
+/// the cluster waits on its database while the step holds the tasks.
+#[tokio::test]
+async fn a_move_task_asks_for_its_destination_in_the_other_engine_once_a_step() {
+    let clock = clock();
+    let (a, b) = pair(&clock);
+    let (src, dlq, _) = dead_letter_one(&a, &b).await;
+    for i in 0..20 {
+        b.send(&dlq, &format!("m{i}")).await;
+    }
+    let r = StartMessageMoveTaskRequest {
+        source_arn: Some(arn("dlq")),
+        destination_arn: Some(arn("src")),
+        ..Default::default()
+    };
+    b.run(Request::StartMessageMoveTask(r)).await.unwrap();
+    let asked = |side: &Side| side.other.2.load(std::sync::atomic::Ordering::Relaxed);
+    let before = asked(&b);
+    b.engine.run_move_tasks();
+    assert_eq!(asked(&b) - before, 1);
+    assert_eq!(carry(&b, &a).len(), 20);
+    assert_eq!(a.count(&src).await, "20");
 }
 
 #[tokio::test]

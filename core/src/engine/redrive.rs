@@ -36,6 +36,7 @@ pub(super) struct Redrive<'a> {
 
 /// A transfer's target queue (a dead-letter queue, a move task's
 /// destination).
+#[derive(Clone)]
 pub(super) enum Target {
     Here(Arc<Queue>),
     /// Held by another engine: its ARN (see `elsewhere.rs`).
@@ -406,6 +407,10 @@ impl Engine {
             let count = batch.len();
             let mut leftovers = Vec::new();
             let mut failure = None;
+            // Each destination is looked up once a step: one held by
+            // another engine is read from where the truth is kept, which
+            // may wait on a database, and this step holds the tasks.
+            let mut targets: HashMap<String, Option<Target>> = HashMap::new();
             for m in batch {
                 if failure.is_some() {
                     leftovers.push(m);
@@ -415,7 +420,13 @@ impl Engine {
                     .destination_arn
                     .clone()
                     .or_else(|| m.dead_letter_source_arn().map(|a| a.to_string()));
-                match dest_arn.and_then(|a| self.target(a)) {
+                let target = dest_arn.and_then(|a| {
+                    targets
+                        .entry(a.clone())
+                        .or_insert_with(|| self.target(a))
+                        .clone()
+                });
+                match target {
                     Some(Target::Here(dest)) => {
                         self.arrive_by_task(&source, &dest, m, now);
                         task.moved += 1;
