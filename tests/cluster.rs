@@ -1409,6 +1409,109 @@ async fn a_queue_moves_alone_once_its_message_move_task_ends() {
     assert_eq!(all, sent);
 }
 
+/// A move task into a queue of another shard reads COMPLETED only once
+/// what it moved is in that queue, so the caller's next request finds it
+/// there, as on a single server (the task runs on its own, answering no
+/// request; its hand-overs are waited for when the task is listed). The
+/// move does not hold up its shard's holder: it keeps its lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_task_into_another_shard_completes_once_its_messages_are_there() {
+    let Some(c) = spread_cluster("move_across", LEASE).await else {
+        return;
+    };
+    let sqs = client(&c, 0);
+    let dead = create_queue_via(&sqs, "dead", &[]).await;
+    let policy = format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}}"#,
+        common::queue_arn("dead")
+    );
+    create_queue_via(&sqs, "source", &[("RedrivePolicy", policy.as_str())]).await;
+    let mut target = None;
+    for i in 0..32 {
+        let name = format!("target{i}");
+        let url = create_queue_via(&sqs, &name, &[]).await;
+        if shard_of(&c, &name) != shard_of(&c, "dead") {
+            target = Some((name, url));
+            break;
+        }
+    }
+    let (name, target) = target.expect("no queue was placed in another shard than \"dead\"");
+    const MESSAGES: usize = 400;
+    for batch in 0..MESSAGES / 10 {
+        let mut req = sqs.send_message_batch().queue_url(&dead);
+        for i in 0..10 {
+            req = req.entries(
+                aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                    .id(format!("e{i}"))
+                    .message_body(format!("m{}", batch * 10 + i))
+                    .build()
+                    .unwrap(),
+            );
+        }
+        let out = req.send().await.unwrap();
+        assert!(out.failed().is_empty(), "{out:?}");
+    }
+    let shard = shard_of(&c, "dead");
+    let epoch = lease_epoch(&c, shard);
+    sqs.start_message_move_task()
+        .source_arn(common::queue_arn("dead"))
+        .destination_arn(common::queue_arn(&name))
+        .send()
+        .await
+        .unwrap();
+    let lister = client(&c, 1);
+    let asked = Instant::now();
+    loop {
+        let tasks = lister
+            .list_message_move_tasks()
+            .source_arn(common::queue_arn("dead"))
+            .send()
+            .await
+            .unwrap();
+        let task = &tasks.results()[0];
+        if task.status() == Some("COMPLETED") {
+            assert_eq!(task.approximate_number_of_messages_moved(), MESSAGES as i64);
+            break;
+        }
+        assert!(
+            asked.elapsed() < LEASE * 5,
+            "the task did not complete: {task:?}"
+        );
+    }
+    // Asked right after COMPLETED, through a third node.
+    let counts = client(&c, 2)
+        .get_queue_attributes()
+        .queue_url(&target)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .unwrap();
+    let visible = counts
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessages))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(visible, MESSAGES.to_string());
+    let mut sent: Vec<String> = (0..MESSAGES).map(|i| format!("m{i}")).collect();
+    sent.sort();
+    assert_eq!(bodies(&client(&c, 2), &target).await, sent);
+    assert_eq!(
+        lease_epoch(&c, shard),
+        epoch,
+        "the source's holder lost its lease"
+    );
+}
+
+/// The epoch of `shard`'s lease.
+fn lease_epoch(c: &Cluster, shard: i64) -> i64 {
+    let shard = shard as i32;
+    pg::with_client(&c.url, move |pg| {
+        pg.query_one("SELECT epoch FROM retsu.lease WHERE id = $1", &[&shard])
+            .unwrap()
+            .get(0)
+    })
+}
+
 /// A queue's name from its URL.
 fn neighbour_name(url: &str) -> String {
     url.rsplit('/').next().unwrap().to_string()

@@ -513,11 +513,16 @@ impl Front {
                         "This node's lease on the store has lapsed; another node will take over. Please retry.",
                     );
                 }
+                let lists_tasks = super::route::lists_move_tasks(parts, &body);
                 let req = rebuild(parts, body);
                 let (answer, handed) = super::outbox::noting_handovers(local.call_read(req)).await;
                 let answer = answer.unwrap_or_else(|never| match never {});
                 if let (false, Some((outbox, most))) = (handed.is_empty(), self.handovers.get()) {
                     outbox.wait_taken(&handed, *most).await;
+                }
+                // A task read as COMPLETED has its messages in their targets.
+                if let (true, Some((outbox, most))) = (lists_tasks, self.handovers.get()) {
+                    outbox.wait_unasked(*most).await;
                 }
                 // Paused past the lease while answering: another node may
                 // have answered since; this answer may be stale.

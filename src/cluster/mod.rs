@@ -1114,7 +1114,7 @@ async fn own(
     .await
     .map_err(|e| e.to_string())??;
     // Before anything runs on it: a transfer may reach another shard.
-    engine.subscribe(Arc::new(outbox::Watch));
+    engine.subscribe(Arc::new(outbox::Watch(between.outbox.clone())));
     engine.set_elsewhere(Arc::new(outbox::ShardView {
         directory: between.directory.clone(),
         shard,

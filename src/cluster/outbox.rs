@@ -22,7 +22,9 @@
 //! them in (or after a lease at most, when a target's shard is between
 //! owners): a publish fanned out to a queue of another shard, or a receive
 //! that dead-lettered, is then seen in its target by the caller's next
-//! request, as on a single server.
+//! request, as on a single server. A move task's steps answer no request:
+//! a listing of move tasks waits for them instead ([`Outbox::wait_unasked`]),
+//! so a task it reads as COMPLETED has its messages in their targets.
 //!
 //! What other shards hold is read from `retsu.queues` (every shard's
 //! queue records): all of it every quarter lease and whenever a shard's
@@ -73,16 +75,25 @@ pub async fn noting_handovers<T>(
 
 /// Notes a shard engine's hand-overs for the request that made them
 /// (subscribed to each shard's engine; the engine hands over on the
-/// thread that serves the request).
-pub struct Watch;
+/// thread that serves the request), and those no request made (a move
+/// task's steps) for the next listing of move tasks.
+pub struct Watch(pub Arc<Outbox>);
 
 impl crate::engine::events::Subscriber for Watch {
     fn publish(&self, _events: &[crate::engine::events::Event]) {}
 
     fn outbound(&self, records: &[Outbound]) {
-        let _ = HANDED.try_with(|h| h.borrow_mut().extend(records.iter().map(|r| r.id)));
+        let ids = || records.iter().map(|r| r.id);
+        if HANDED.try_with(|h| h.borrow_mut().extend(ids())).is_err() {
+            self.0.note_unasked(records);
+        }
     }
 }
+
+/// How long a hand-over no request made is remembered: less than taken
+/// rows are kept before they are pruned (`journal/postgres/commit.rs`), so
+/// that a row not found is one not written yet, never one pruned.
+const UNASKED_FOR: Duration = Duration::from_secs(300);
 
 /// How long an engine waits for a fresh read of what other shards hold.
 const READ_WAIT: Duration = Duration::from_secs(2);
@@ -542,6 +553,10 @@ pub struct Outbox {
     taken: tokio::sync::Notify,
     /// Read again whenever a shard's queues change.
     directory: Arc<Directory>,
+    /// The last hand-over no request made, by target queue ARN, and when.
+    /// A target's shard takes its rows in the order written, so once the
+    /// last is taken, so is every one before it.
+    unasked: Mutex<HashMap<String, (uuid::Uuid, std::time::Instant)>>,
 }
 
 impl Outbox {
@@ -557,6 +572,7 @@ impl Outbox {
             every,
             taken: tokio::sync::Notify::new(),
             directory,
+            unasked: Mutex::new(HashMap::new()),
         })
     }
 
@@ -624,11 +640,49 @@ impl Outbox {
         Ok(guard.clone().expect("connected above"))
     }
 
+    fn note_unasked(&self, records: &[Outbound]) {
+        let now = std::time::Instant::now();
+        let mut unasked = self.unasked.lock().unwrap_or_else(|p| p.into_inner());
+        for r in records {
+            unasked.insert(r.target_arn.clone(), (r.id, now));
+        }
+    }
+
+    /// Waits until the hand-overs no request made (see [`Watch`]) are
+    /// taken in, as [`Outbox::wait_taken`] does for a request's: what a
+    /// listing of move tasks waits for, so that a task it reads as
+    /// COMPLETED has its messages in their targets. Their rows may not be
+    /// written yet (the source's commit runs on its own), so a row not
+    /// found counts as not taken.
+    pub async fn wait_unasked(self: &Arc<Self>, most: Duration) {
+        let ids: Vec<uuid::Uuid> = {
+            let mut unasked = self.unasked.lock().unwrap_or_else(|p| p.into_inner());
+            unasked.retain(|_, (_, at)| at.elapsed() < UNASKED_FOR);
+            unasked.values().map(|(id, _)| *id).collect()
+        };
+        if ids.is_empty() {
+            return;
+        }
+        self.wait_for(&ids, most, true).await;
+        // Taken, or waited for as long as a request waits: either way not
+        // waited for again.
+        self.unasked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, (id, _)| !ids.contains(id));
+    }
+
     /// Waits until the rows `ids` are taken in by their targets, or
     /// `most` passed (a target's shard between owners: the message gets
     /// there when a node takes the shard; the answer need not wait).
     pub async fn wait_taken(self: &Arc<Self>, ids: &[uuid::Uuid], most: Duration) {
+        self.wait_for(ids, most, false).await
+    }
+
+    /// [`Outbox::wait_taken`]; `written`: a row not found is not taken yet.
+    async fn wait_for(self: &Arc<Self>, ids: &[uuid::Uuid], most: Duration, written: bool) {
         let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+        let found = if written { ids.len() as i64 } else { 0 };
         let deadline = tokio::time::Instant::now() + most;
         loop {
             let taken = self.taken.notified();
@@ -637,16 +691,17 @@ impl Outbox {
             let waiting = match self.client().await {
                 Ok(client) => client
                     .query_one(
-                        "SELECT count(*) FROM retsu.outbox WHERE id = ANY($1::text[]) AND taken_at IS NULL",
+                        "SELECT count(*) FILTER (WHERE taken_at IS NULL), count(*)
+                         FROM retsu.outbox WHERE id = ANY($1::text[])",
                         &[&ids],
                     )
                     .await
-                    .map(|row| row.get::<_, i64>(0))
+                    .map(|row| (row.get::<_, i64>(0), row.get::<_, i64>(1)))
                     .map_err(|e| crate::journal::describe_postgres_error(&e)),
                 Err(e) => Err(e),
             };
             match waiting {
-                Ok(0) => return,
+                Ok((0, rows)) if rows >= found => return,
                 Ok(_) => {}
                 Err(e) => {
                     tracing::debug!("cannot read whether hand-overs were taken: {e}");

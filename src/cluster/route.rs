@@ -208,6 +208,27 @@ pub fn route(method: &Method, request: &HttpRequest, account: &str, settings: &S
     }
 }
 
+/// Whether a request is SQS's ListMessageMoveTasks, in either protocol.
+/// Asked of every request a shard answers, so a body that does not hold
+/// the name is not parsed.
+pub fn lists_move_tasks(parts: &axum::http::request::Parts, body: &[u8]) -> bool {
+    const NAME: &str = "ListMessageMoveTasks";
+    if let Some(target) = parts.headers.get("x-amz-target") {
+        return target
+            .to_str()
+            .ok()
+            .and_then(|t| t.strip_prefix(json::TARGET_PREFIX))
+            == Some(NAME);
+    }
+    let query = parts.uri.query();
+    let names = |b: &[u8]| memchr::memmem::find(b, NAME.as_bytes()).is_some();
+    if !names(body) && !query.is_some_and(|q| names(q.as_bytes())) {
+        return false;
+    }
+    let params = query::params(query, &parts.headers, body);
+    query::param(&params, "Action") == Some(NAME)
+}
+
 /// The paths the server's router sends elsewhere than to the SQS/SNS
 /// handler; `None` for the handler's own.
 fn by_path(method: &Method, request: &HttpRequest, settings: &Settings) -> Option<Route> {
