@@ -28,14 +28,23 @@ fn client(c: &Cluster, i: usize) -> Client {
 }
 
 async fn in_flight(c: &Client, url: &str) -> String {
+    attribute(
+        c,
+        url,
+        QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+    )
+    .await
+}
+
+async fn attribute(c: &Client, url: &str, name: QueueAttributeName) -> String {
     c.get_queue_attributes()
         .queue_url(url)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .attribute_names(name.clone())
         .send()
         .await
         .unwrap()
         .attributes()
-        .and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessagesNotVisible))
+        .and_then(|a| a.get(&name))
         .cloned()
         .unwrap_or_default()
 }
@@ -1352,12 +1361,7 @@ async fn a_queue_moves_alone_once_its_message_move_task_ends() {
         return;
     };
     let sqs = client(&c, 0);
-    let dead = create_queue_via(&sqs, "dead", &[]).await;
-    let policy = format!(
-        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}}"#,
-        common::queue_arn("dead")
-    );
-    let source = create_queue_via(&sqs, "source", &[("RedrivePolicy", policy.as_str())]).await;
+    let (dead, source) = dead_letter_pair(&sqs).await;
     for i in 0..20 {
         sqs.send_message()
             .queue_url(&dead)
@@ -1420,12 +1424,7 @@ async fn a_move_task_into_another_shard_completes_once_its_messages_are_there() 
         return;
     };
     let sqs = client(&c, 0);
-    let dead = create_queue_via(&sqs, "dead", &[]).await;
-    let policy = format!(
-        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}}"#,
-        common::queue_arn("dead")
-    );
-    create_queue_via(&sqs, "source", &[("RedrivePolicy", policy.as_str())]).await;
+    let (dead, _) = dead_letter_pair(&sqs).await;
     let mut target = None;
     for i in 0..32 {
         let name = format!("target{i}");
@@ -1479,18 +1478,12 @@ async fn a_move_task_into_another_shard_completes_once_its_messages_are_there() 
         );
     }
     // Asked right after COMPLETED, through a third node.
-    let counts = client(&c, 2)
-        .get_queue_attributes()
-        .queue_url(&target)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-        .send()
-        .await
-        .unwrap();
-    let visible = counts
-        .attributes()
-        .and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessages))
-        .cloned()
-        .unwrap_or_default();
+    let visible = attribute(
+        &client(&c, 2),
+        &target,
+        QueueAttributeName::ApproximateNumberOfMessages,
+    )
+    .await;
     assert_eq!(visible, MESSAGES.to_string());
     let mut sent: Vec<String> = (0..MESSAGES).map(|i| format!("m{i}")).collect();
     sent.sort();
@@ -1500,6 +1493,18 @@ async fn a_move_task_into_another_shard_completes_once_its_messages_are_there() 
         epoch,
         "the source's holder lost its lease"
     );
+}
+
+/// Queues "dead" and "source", "source" dead-lettering into "dead" (a
+/// move task reads only from a dead-letter queue): their URLs.
+async fn dead_letter_pair(sqs: &Client) -> (String, String) {
+    let dead = create_queue_via(sqs, "dead", &[]).await;
+    let policy = format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"1"}}"#,
+        common::queue_arn("dead")
+    );
+    let source = create_queue_via(sqs, "source", &[("RedrivePolicy", policy.as_str())]).await;
+    (dead, source)
 }
 
 /// The epoch of `shard`'s lease.
