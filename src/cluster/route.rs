@@ -208,17 +208,13 @@ pub fn route(method: &Method, request: &HttpRequest, account: &str, settings: &S
     }
 }
 
-/// Whether a request is SQS's ListMessageMoveTasks, in either protocol.
-/// Asked of every request a shard answers, so a body that does not hold
-/// the name is not parsed.
+/// Whether a request is SQS's ListMessageMoveTasks, in either protocol,
+/// named as the protocol layer reads it. Asked of every request a shard
+/// answers, so a form that does not hold the name is not parsed.
 pub fn lists_move_tasks(parts: &axum::http::request::Parts, body: &[u8]) -> bool {
     const NAME: &str = "ListMessageMoveTasks";
-    if let Some(target) = parts.headers.get("x-amz-target") {
-        return target
-            .to_str()
-            .ok()
-            .and_then(|t| t.strip_prefix(json::TARGET_PREFIX))
-            == Some(NAME);
+    if parts.headers.contains_key("x-amz-target") {
+        return json::action(&parts.headers).ok() == Some(Action::ListMessageMoveTasks);
     }
     let query = parts.uri.query();
     let names = |b: &[u8]| memchr::memmem::find(b, NAME.as_bytes()).is_some();
@@ -226,7 +222,8 @@ pub fn lists_move_tasks(parts: &axum::http::request::Parts, body: &[u8]) -> bool
         return false;
     }
     let params = query::params(query, &parts.headers, body);
-    query::param(&params, "Action") == Some(NAME)
+    query::param(&params, "Action").and_then(Action::from_name)
+        == Some(Action::ListMessageMoveTasks)
 }
 
 /// The paths the server's router sends elsewhere than to the SQS/SNS

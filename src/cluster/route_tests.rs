@@ -1582,3 +1582,47 @@ mod recorded {
         assert!(seen.lock().unwrap().is_empty());
     }
 }
+
+/// Only ListMessageMoveTasks, in either protocol, is a listing of move
+/// tasks; a body that merely holds the name is not.
+#[test]
+fn a_listing_of_move_tasks_is_told_in_both_protocols() {
+    let parts = |uri: &str, headers: &[(&str, &str)]| {
+        let mut b = axum::http::Request::builder().method(Method::POST).uri(uri);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    };
+    let json = |action: &str| parts("/", &[JSON_TYPE, ("x-amz-target", action)]);
+    let source = br#"{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}"#;
+    assert!(lists_move_tasks(
+        &json("AmazonSQS.ListMessageMoveTasks"),
+        source
+    ));
+    assert!(!lists_move_tasks(
+        &json("AmazonSQS.StartMessageMoveTask"),
+        source
+    ));
+    assert!(!lists_move_tasks(
+        &json("AmazonSQS.SendMessage"),
+        br#"{"QueueUrl":"x","MessageBody":"ListMessageMoveTasks"}"#
+    ));
+    let form = parts("/", &[FORM]);
+    assert!(lists_move_tasks(
+        &form,
+        b"Action=ListMessageMoveTasks&SourceArn=arn%3Aaws%3Asqs%3Aus-east-1%3A000000000000%3Adlq"
+    ));
+    assert!(!lists_move_tasks(
+        &form,
+        b"Action=SendMessage&QueueUrl=x&MessageBody=ListMessageMoveTasks"
+    ));
+    assert!(!lists_move_tasks(
+        &form,
+        b"Action=SendMessage&MessageBody=hi"
+    ));
+    assert!(lists_move_tasks(
+        &parts("/?Action=ListMessageMoveTasks&SourceArn=x", &[]),
+        b""
+    ));
+}
