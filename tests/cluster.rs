@@ -251,6 +251,118 @@ async fn the_holder_killed_hands_over_within_two_leases_with_every_answer_kept()
     assert_eq!(bodies(&back, &q).await, ["d"]);
 }
 
+/// A commit holds its shard's lease row (its fence) for as long as it
+/// runs. The holder's renewals do not wait for it: a commit of the holder
+/// that stays open for three leases (held open here by the test, under the
+/// holder's name and epoch) neither lapses its lease nor stops it serving.
+/// A node taking a lapsed shard does wait for it: with the holder killed
+/// while such a commit is open, no node takes the shard until the commit
+/// ends, so the new holder loads whatever it wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_commit_keeps_its_holders_lease_and_holds_a_takeover_off() {
+    if no_postgres() {
+        return;
+    }
+    let mut c = Cluster::start("long_commit", 3, LEASE).await;
+    c.wait_for_holder(Duration::from_secs(10)).await;
+    let sqs = client(&c, 0);
+    let q = create_queue_via(&sqs, "q", &[]).await;
+    let shard = shard_of(&c, "q");
+    let holder = server_of(&c, shard).await;
+    let via = other(holder);
+    let sqs = client(&c, via);
+
+    let epoch = lease_epoch(&c, shard);
+    let commit = OpenCommit::fenced(&c.url, shard, &c.nodes[holder].id, epoch);
+    let mut sent = 0;
+    let until = Instant::now() + LEASE * 3;
+    while Instant::now() < until {
+        sqs.send_message()
+            .queue_url(&q)
+            .message_body("during")
+            .send()
+            .await
+            .unwrap();
+        sent += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(lease_epoch(&c, shard), epoch);
+    assert_eq!(serving(&c, shard).await, Some(holder));
+    commit.end();
+
+    let epoch = lease_epoch(&c, shard);
+    let commit = OpenCommit::fenced(&c.url, shard, &c.nodes[holder].id, epoch);
+    c.kill(holder);
+    let until = Instant::now() + LEASE * 3;
+    while Instant::now() < until {
+        assert_eq!(
+            lease_epoch(&c, shard),
+            epoch,
+            "shard {shard} was taken while a commit of its holder was open"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(lease_lapsed(&c, shard), "the killed holder's lease ran on");
+    commit.end();
+    let ended = Instant::now();
+    while serving(&c, shard).await.is_none_or(|i| i == holder) {
+        assert!(
+            ended.elapsed() < LEASE * 3,
+            "no node took shard {shard} once the commit ended"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        attribute(&sqs, &q, QueueAttributeName::ApproximateNumberOfMessages).await,
+        sent.to_string()
+    );
+}
+
+/// A transaction holding a shard's fence as a commit of its holder does,
+/// open until [`OpenCommit::end`].
+struct OpenCommit {
+    end: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl OpenCommit {
+    /// Returns once the fence is held.
+    fn fenced(url: &str, shard: i64, node: &str, epoch: i64) -> OpenCommit {
+        let (url, node, shard) = (url.to_string(), node.to_string(), shard as i32);
+        let (held, is_held) = std::sync::mpsc::channel();
+        let (end, ends) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let mut pg = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            let mut tx = pg.transaction().unwrap();
+            tx.execute("SELECT retsu.fence($1, $2, $3)", &[&shard, &node, &epoch])
+                .unwrap();
+            held.send(()).unwrap();
+            let _ = ends.recv();
+            tx.commit().unwrap();
+        });
+        is_held.recv().expect("the fence is held");
+        OpenCommit { end, thread }
+    }
+
+    fn end(self) {
+        let _ = self.end.send(());
+        self.thread.join().unwrap();
+    }
+}
+
+/// Whether `shard`'s lease has run out, on the database's clock.
+fn lease_lapsed(c: &Cluster, shard: i64) -> bool {
+    let shard = shard as i32;
+    pg::with_client(&c.url, move |pg| {
+        pg.query_one(
+            "SELECT expires < now() FROM retsu.lease WHERE id = $1",
+            &[&shard],
+        )
+        .unwrap()
+        .get(0)
+    })
+}
+
 /// SIGSTOP of the holder for longer than its lease: another node takes
 /// over; once continued, the paused node answers nothing but errors, its
 /// commits are fenced, and it exits (status 75) to start again as a

@@ -102,7 +102,7 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
     });
     let err = refused(&url);
     assert!(
-        err.contains("format 99") && err.contains("reads format 6"),
+        err.contains("format 99") && err.contains("reads format 7"),
         "{err}"
     );
     let format: String = pg::with_client(&url, |c| {
@@ -115,8 +115,9 @@ fn a_missing_database_or_another_schema_or_format_is_refused_and_left_alone() {
 
 /// A store of an older format is migrated in place at start: format 2
 /// lacked the drain column and the cluster's clock, format 3 the shards,
-/// format 4 the shards' wanted nodes; what it held becomes shard 1's, its
-/// queue names placed there.
+/// format 4 the shards' wanted nodes, format 6 the fence's lock that
+/// renewals do not wait for; what it held becomes shard 1's, its queue
+/// names placed there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_format_is_migrated_with_its_queues() {
     if no_postgres() {
@@ -180,7 +181,18 @@ async fn an_older_format_is_migrated_with_its_queues() {
             .get(0);
         (format, columns, clock + wanted)
     });
-    assert_eq!((format.as_str(), columns, clock), ("6", 1, 3));
+    assert_eq!((format.as_str(), columns, clock), ("7", 1, 3));
+    // Format 7's fence: the holder's renewals do not wait for its commits.
+    let fence: String = pg::with_client(&url, |c| {
+        c.query_one(
+            "SELECT prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = 'retsu' AND p.proname = 'fence'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    });
+    assert!(fence.contains("FOR KEY SHARE"), "{fence}");
     let (queues, placed, shards): (i64, Vec<String>, i64) = pg::with_client(&url, |c| {
         let queues = c
             .query_one("SELECT count(*) FROM retsu.queues WHERE shard = 1", &[])

@@ -357,8 +357,10 @@ impl Membership {
     /// released), those moved to this node first, then lowest first: each
     /// one's shard and new epoch. A shard moved to another live node is
     /// left to it; with `moved_only`, only shards moved to this node are
-    /// taken. Two nodes asking at once take different shards (SKIP LOCKED).
-    /// Every node is told, so that it passes requests to the new holder
+    /// taken. Two nodes asking at once take different shards (SKIP LOCKED),
+    /// and a shard with a commit under way (its fence holds the row `FOR
+    /// KEY SHARE`, which `FOR UPDATE` conflicts with) is left until the
+    /// commit ends, so the new holder loads what it wrote. Every node is told, so that it passes requests to the new holder
     /// without waiting for its next look at the rows.
     pub async fn try_take(
         &mut self,

@@ -5,7 +5,7 @@
 //! by the queue), so a queue changes shard by one update of that row and
 //! of its placement. The holder of its shard does it, with the shard's
 //! engine stopped and committed, in one statement fenced on the shard's
-//! epoch (`retsu.move_queues`, a PL/pgSQL function of the store's format 6,
+//! epoch (`retsu.move_queues`, a PL/pgSQL function the store has from format 6 on,
 //! so the move is one round trip and one transaction): the queue goes
 //! into a shard of its own (one this node holds with
 //! nothing in it, or a new lease row), released at once and moved to the

@@ -41,7 +41,7 @@ use super::{Backend, Batch, DurabilityMode, Engine, Fence, SqsError};
 
 /// The layout this build writes and reads in the `retsu` schema. Bump it
 /// (and migrate or refuse) whenever a table changes.
-pub const FORMAT: i64 = 6;
+pub const FORMAT: i64 = 7;
 /// The session advisory lock a writing server holds: "retsu" in ASCII.
 const LOCK_KEY: i64 = 0x72_6574_7375;
 /// The SQLSTATE `retsu.fence` raises.

@@ -170,6 +170,38 @@ BEGIN
 END $$;
 ";
 
+/// Format 7: a commit's fence locks its lease row `FOR KEY SHARE`, which
+/// conflicts only with `FOR UPDATE` and a change of the row's key. A node
+/// taking the shard locks the row `FOR UPDATE SKIP LOCKED`
+/// (`membership.rs`), so it still takes no shard while a commit for it is
+/// under way; the holder renewing its lease (an update of `expires`
+/// alone) no longer waits for its own commits. With `FOR SHARE` a renewal
+/// queued behind the commit under way, and then behind the next one if
+/// that locked the row first, so under a steady stream of long commits
+/// (deletes of many messages) the holder's lease could run out while it
+/// was serving.
+const CLUSTER_7: &str = "
+CREATE OR REPLACE FUNCTION retsu.fence(p_shard int, p_node text, p_epoch bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- FOR KEY SHARE: a node taking the shard (FOR UPDATE SKIP LOCKED)
+    -- passes it over until this commit ends; the holder's renewal does not wait.
+    PERFORM 1 FROM retsu.lease WHERE id = p_shard AND node = p_node AND epoch = p_epoch
+        FOR KEY SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'node % no longer holds shard % as it took it at epoch %', p_node, p_shard, p_epoch
+            USING ERRCODE = 'RT001';
+    END IF;
+END $$;
+";
+
+/// What turns each format into the next, from format 1: a new store runs
+/// them all after `SCHEMA`, and a store of format `n` runs them from the
+/// `n`th.
+const UPGRADES: [&str; 6] = [
+    CLUSTER, CLUSTER_3, CLUSTER_4, CLUSTER_5, CLUSTER_6, CLUSTER_7,
+];
+
 /// Format 5: an operator can move a shard (and so the queues and topics
 /// in it) to a node: `wanted` names the node the shard goes to, and stays
 /// with while that node is live and not drained.
@@ -309,11 +341,9 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
         let secret = rand::random::<[u8; 32]>().to_vec();
         let tx = client.transaction().await.map_err(err)?;
         tx.batch_execute(SCHEMA).await.map_err(err)?;
-        tx.batch_execute(CLUSTER).await.map_err(err)?;
-        tx.batch_execute(CLUSTER_3).await.map_err(err)?;
-        tx.batch_execute(CLUSTER_4).await.map_err(err)?;
-        tx.batch_execute(CLUSTER_5).await.map_err(err)?;
-        tx.batch_execute(CLUSTER_6).await.map_err(err)?;
+        for part in UPGRADES {
+            tx.batch_execute(part).await.map_err(err)?;
+        }
         tx.batch_execute(&shard_rows(shards)).await.map_err(err)?;
         tx.execute(
             "INSERT INTO retsu.meta (key, value) VALUES ('format', $1), ('written_by', $2), ('receipt_secret', $3)",
@@ -330,12 +360,8 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
     }
     let mut format = value(client, "format").await?;
     // Each older format is a prefix of this one: what it lacks is added.
-    let missing: &[&str] = match format.as_deref() {
-        Some("1") => &[CLUSTER, CLUSTER_3, CLUSTER_4, CLUSTER_5, CLUSTER_6],
-        Some("2") => &[CLUSTER_3, CLUSTER_4, CLUSTER_5, CLUSTER_6],
-        Some("3") => &[CLUSTER_4, CLUSTER_5, CLUSTER_6],
-        Some("4") => &[CLUSTER_5, CLUSTER_6],
-        Some("5") => &[CLUSTER_6],
+    let missing: &[&str] = match format.as_deref().and_then(|f| f.parse::<usize>().ok()) {
+        Some(older) if (1..UPGRADES.len() + 1).contains(&older) => &UPGRADES[older - 1..],
         _ => &[],
     };
     if !missing.is_empty() {
