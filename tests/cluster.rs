@@ -290,7 +290,6 @@ async fn a_long_commit_keeps_its_holders_lease_and_holds_a_takeover_off() {
     assert_eq!(serving(&c, shard).await, Some(holder));
     commit.end();
 
-    let epoch = lease_epoch(&c, shard);
     let commit = OpenCommit::fenced(&c.url, shard, &c.nodes[holder].id, epoch);
     c.kill(holder);
     let until = Instant::now() + LEASE * 3;

@@ -360,8 +360,9 @@ impl Membership {
     /// taken. Two nodes asking at once take different shards (SKIP LOCKED),
     /// and a shard with a commit under way (its fence holds the row `FOR
     /// KEY SHARE`, which `FOR UPDATE` conflicts with) is left until the
-    /// commit ends, so the new holder loads what it wrote. Every node is told, so that it passes requests to the new holder
-    /// without waiting for its next look at the rows.
+    /// commit ends, so the new holder loads what it wrote. Every node is
+    /// told, so that it passes requests to the new holder without waiting
+    /// for its next look at the rows.
     pub async fn try_take(
         &mut self,
         most: usize,

@@ -361,7 +361,7 @@ async fn prepare_locked(client: &mut Client, shards: i32) -> Result<Vec<u8>, Str
     let mut format = value(client, "format").await?;
     // Each older format is a prefix of this one: what it lacks is added.
     let missing: &[&str] = match format.as_deref().and_then(|f| f.parse::<usize>().ok()) {
-        Some(older) if (1..UPGRADES.len() + 1).contains(&older) => &UPGRADES[older - 1..],
+        Some(older) if (1..=UPGRADES.len()).contains(&older) => &UPGRADES[older - 1..],
         _ => &[],
     };
     if !missing.is_empty() {
